@@ -1,0 +1,192 @@
+"""pandas part of the fingerprint encoding; imported only once a pandas value is met.
+
+A DataFrame is its column labels, its row index and each column's values; a Series is its
+name, index and values. Values with a numpy dtype go through the numpy array encoding
+(zero-copy for contiguous columns); categorical, tz-aware datetime and masked (nullable)
+columns have a vectorised encoding; any other extension column is encoded element by
+element. ``attrs``, ``flags`` and index ``freq`` are not part of the fingerprint.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from jupyter_approvals.core._fingerprint_encoding import (
+    Refused,
+    Sink,
+    encode,
+    enter,
+    key_segment,
+    put_int,
+    put_kind,
+    put_text,
+    put_u64,
+    put_zone,
+)
+from jupyter_approvals.core._fingerprint_numpy import encode_array
+
+_MASKED_ARRAYS = (pd.arrays.IntegerArray, pd.arrays.FloatingArray, pd.arrays.BooleanArray)
+
+
+def encode_pandas(value: Any, sink: Sink, depth: int) -> None:
+    value_type = type(value)
+    out = sink.out
+    if value_type is pd.DataFrame:
+        _encode_frame(value, sink, depth)
+    elif value_type is pd.Series:
+        _encode_series(value, sink, depth)
+    elif isinstance(value, pd.Index):
+        encode_index(value, sink, depth)
+    elif value_type is pd.Timestamp:
+        put_kind(out, "pandas.Timestamp")
+        _put_datetime64(out, value.asm8)
+        put_zone(out, value.tzinfo)
+    elif value_type is pd.Timedelta:
+        put_kind(out, "pandas.Timedelta")
+        _put_datetime64(out, value.asm8)
+    elif value is pd.NaT:
+        put_kind(out, "pandas.NaT")
+    elif value is pd.NA:
+        put_kind(out, "pandas.NA")
+    elif isinstance(value, pd.api.extensions.ExtensionArray):
+        enter(value, sink, depth, mutable=True)
+        try:
+            put_kind(out, "pandas.array")
+            encode_values(value, sink, depth + 1)
+        finally:
+            sink.active.discard(id(value))
+    else:
+        raise Refused(value_type, "no fingerprint encoding is defined for this pandas type")
+
+
+def _put_datetime64(out: bytearray, value: np.datetime64 | np.timedelta64) -> None:
+    put_text(out, value.dtype.str)
+    put_int(out, int(value.view("i8")))
+
+
+def _segment(refused: Refused, segment: str) -> Refused:
+    refused.segments.append(segment)
+    return refused
+
+
+def _encode_frame(frame: pd.DataFrame, sink: Sink, depth: int) -> None:
+    enter(frame, sink, depth, mutable=True)
+    try:
+        put_kind(sink.out, "pandas.DataFrame")
+        try:
+            encode_index(frame.columns, sink, depth + 1)
+        except Refused as refused:
+            raise _segment(refused, ".columns") from None
+        try:
+            encode_index(frame.index, sink, depth + 1)
+        except Refused as refused:
+            raise _segment(refused, ".index") from None
+        width = frame.shape[1]
+        put_u64(sink.out, width)
+        for position in range(width):
+            try:
+                encode_values(frame.iloc[:, position], sink, depth + 1)
+            except Refused as refused:
+                label = frame.columns[position]
+                if isinstance(label, np.generic):
+                    label = label.item()
+                raise _segment(refused, key_segment(label)) from None
+            sink.spill()
+    finally:
+        sink.active.discard(id(frame))
+
+
+def _encode_series(series: pd.Series, sink: Sink, depth: int) -> None:
+    enter(series, sink, depth, mutable=True)
+    try:
+        put_kind(sink.out, "pandas.Series")
+        try:
+            encode(series.name, sink, depth + 1)
+        except Refused as refused:
+            raise _segment(refused, ".name") from None
+        try:
+            encode_index(series.index, sink, depth + 1)
+        except Refused as refused:
+            raise _segment(refused, ".index") from None
+        encode_values(series, sink, depth + 1)
+    finally:
+        sink.active.discard(id(series))
+
+
+def encode_index(index: pd.Index, sink: Sink, depth: int) -> None:
+    enter(index, sink, depth, mutable=False)
+    out = sink.out
+    if type(index) is pd.RangeIndex:
+        put_kind(out, "pandas.RangeIndex")
+        _encode_name(index.name, sink, depth)
+        for number in (index.start, index.stop, index.step):
+            put_int(out, int(number))
+    elif type(index) is pd.MultiIndex:
+        put_kind(out, "pandas.MultiIndex")
+        put_u64(out, index.nlevels)
+        for level in range(index.nlevels):
+            _encode_name(index.names[level], sink, depth)
+            try:
+                encode_values(index.get_level_values(level), sink, depth + 1)
+            except Refused as refused:
+                raise _segment(refused, f".get_level_values({level})") from None
+    else:
+        put_kind(out, "pandas.Index")
+        _encode_name(index.name, sink, depth)
+        encode_values(index, sink, depth + 1)
+
+
+def _encode_name(name: object, sink: Sink, depth: int) -> None:
+    try:
+        encode(name, sink, depth + 1)
+    except Refused as refused:
+        raise _segment(refused, ".name") from None
+
+
+def encode_values(holder: Any, sink: Sink, depth: int) -> None:
+    """The values of a Series, an Index or an ExtensionArray, with their dtype."""
+    out = sink.out
+    if isinstance(holder.dtype, np.dtype):
+        out += b"n"
+        array = holder if isinstance(holder, np.ndarray) else holder.to_numpy()
+        encode_array(array, sink, depth)
+        return
+    array = holder if isinstance(holder, pd.api.extensions.ExtensionArray) else holder.array
+    dtype = array.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        out += b"c"
+        out += b"\x01" if dtype.ordered else b"\x00"
+        try:
+            encode_index(dtype.categories, sink, depth + 1)
+        except Refused as refused:
+            raise _segment(refused, ".cat.categories") from None
+        encode_array(np.asarray(array.codes), sink, depth)
+    elif isinstance(dtype, pd.DatetimeTZDtype):
+        out += b"z"
+        put_text(out, str(dtype.unit))
+        put_zone(out, dtype.tz)
+        encode_array(np.asarray(array.asi8), sink, depth)
+    elif isinstance(array, _MASKED_ARRAYS):
+        out += b"m"
+        put_text(out, dtype.name)
+        encode_array(np.asarray(array.isna()), sink, depth)
+        fill = False if isinstance(array, pd.arrays.BooleanArray) else 0
+        encode_array(array.to_numpy(dtype=dtype.numpy_dtype, na_value=fill), sink, depth)
+    else:
+        out += b"g"
+        put_text(out, dtype.name)
+        put_u64(out, len(array))
+        _encode_elements(array, sink, depth)
+
+
+def _encode_elements(array: Any, sink: Sink, depth: int) -> None:
+    position = 0
+    try:
+        for position, item in enumerate(array):  # noqa: B007 (position is used on error)
+            encode(item, sink, depth + 1)
+            sink.spill()
+    except Refused as refused:
+        raise _segment(refused, f"[{position}]") from None

@@ -1,0 +1,159 @@
+"""The time and size limits of approvals, and the rule that configuration only tightens them.
+
+The ceilings here are promises made to the person approving (docs/security.md): a request
+nobody answers ends after ten minutes, an approval nobody uses ends ten minutes after the
+decision, and an answer faster than a second is not a person's answer. Configuration can make
+each of these stricter. A looser value is ignored and reported, never applied.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from typing import Protocol
+
+#: A pending request that nobody answers within this many seconds times out.
+MAX_REQUEST_TIMEOUT_S = 600.0
+#: An approval that is not used within this many seconds of the decision expires.
+MAX_APPROVAL_TTL_S = 600.0
+#: An answer sooner than this many seconds after the card was shown is auto-answered.
+MIN_ANSWER_S = 1.0
+#: At most this many requests may be pending in one kernel at once.
+MAX_PENDING = 20
+#: Previews are cut to this many characters in the card and in comm messages.
+MAX_PREVIEW_CHARS = 20_000
+#: A summary line is cut to this many characters.
+MAX_SUMMARY_CHARS = 500
+#: A rejection reason longer than this is refused as too large.
+MAX_REASON_CHARS = 2_000
+#: Ended requests kept in memory so the caller can still be told how they ended.
+MAX_ENDED_KEPT = 200
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The limits one store enforces. Build it with :func:`tightened` from configuration."""
+
+    request_timeout_s: float = MAX_REQUEST_TIMEOUT_S
+    approval_ttl_s: float = MAX_APPROVAL_TTL_S
+    min_answer_s: float = MIN_ANSWER_S
+    max_pending: int = MAX_PENDING
+    max_preview_chars: int = MAX_PREVIEW_CHARS
+    max_summary_chars: int = MAX_SUMMARY_CHARS
+    max_reason_chars: int = MAX_REASON_CHARS
+    max_ended_kept: int = MAX_ENDED_KEPT
+
+
+@dataclass(frozen=True)
+class IgnoredSetting:
+    """A configured value that would have loosened a limit, and why it was not applied."""
+
+    name: str
+    requested: float
+    applied: float
+    why: str
+
+
+# For each limit: which direction is stricter, and the bound it may never cross.
+_SMALLER_IS_STRICTER = {
+    "request_timeout_s": (True, MAX_REQUEST_TIMEOUT_S),
+    "approval_ttl_s": (True, MAX_APPROVAL_TTL_S),
+    "min_answer_s": (False, MIN_ANSWER_S),
+    "max_pending": (True, MAX_PENDING),
+    "max_preview_chars": (True, MAX_PREVIEW_CHARS),
+    "max_summary_chars": (True, MAX_SUMMARY_CHARS),
+    "max_reason_chars": (True, MAX_REASON_CHARS),
+    "max_ended_kept": (True, MAX_ENDED_KEPT),
+}
+# Values that make the product unusable rather than stricter (a zero timeout, no previews).
+_FLOORS = {
+    "request_timeout_s": 1.0,
+    "approval_ttl_s": 1.0,
+    "max_pending": 1,
+    "max_preview_chars": 200,
+    "max_summary_chars": 40,
+    "max_reason_chars": 0,
+    "max_ended_kept": 1,
+}
+_CEILINGS = {"min_answer_s": 60.0}
+
+
+def tightened(**requested: float) -> tuple[Limits, list[IgnoredSetting]]:
+    """Apply requested limit values that are stricter than the promises; report the rest.
+
+    Unknown names raise ``TypeError``: a misspelt setting must not pass silently.
+    """
+    defaults = Limits()
+    applied: dict[str, float] = {}
+    ignored: list[IgnoredSetting] = []
+    for name, value in requested.items():
+        if name not in _SMALLER_IS_STRICTER:
+            raise TypeError(f"unknown approval limit {name!r}")
+        smaller_is_stricter, bound = _SMALLER_IS_STRICTER[name]
+        looser = value > bound if smaller_is_stricter else value < bound
+        if looser:
+            ignored.append(
+                IgnoredSetting(name, value, bound, "would loosen a promised limit; kept at the bound")
+            )
+            continue
+        floor = _FLOORS.get(name)
+        ceiling = _CEILINGS.get(name)
+        if floor is not None and value < floor:
+            ignored.append(IgnoredSetting(name, value, floor, f"below the usable minimum {floor}"))
+            value = floor
+        if ceiling is not None and value > ceiling:
+            ignored.append(
+                IgnoredSetting(name, value, ceiling, f"above the usable maximum {ceiling}")
+            )
+            value = ceiling
+        default = getattr(defaults, name)
+        applied[name] = type(default)(value)
+    return dataclasses.replace(defaults, **applied), ignored
+
+
+class Clock(Protocol):
+    """Where a store reads the time: wall time for display, monotonic time for durations."""
+
+    def wall(self) -> float:
+        """Seconds since the epoch."""
+        ...
+
+    def monotonic(self) -> float:
+        """Seconds on a clock that never goes backwards."""
+        ...
+
+
+class SystemClock:
+    """The real clocks."""
+
+    def wall(self) -> float:
+        """Seconds since the epoch, from the system clock."""
+        return time.time()
+
+    def monotonic(self) -> float:
+        """Seconds from ``time.monotonic``."""
+        return time.monotonic()
+
+
+class ManualClock:
+    """A clock that moves only when told to, for tests of timeouts and expiry."""
+
+    def __init__(self, wall: float = 1_800_000_000.0) -> None:
+        self._wall = wall
+        self._mono = 1000.0
+
+    def wall(self) -> float:
+        """The current fake wall time."""
+        return self._wall
+
+    def monotonic(self) -> float:
+        """The current fake monotonic time."""
+        return self._mono
+
+    def advance(self, seconds: float) -> None:
+        """Move both clocks forward."""
+        if seconds < 0:
+            raise ValueError("a clock does not go backwards")
+        self._wall += seconds
+        self._mono += seconds

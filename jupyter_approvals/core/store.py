@@ -1,0 +1,512 @@
+"""The in-memory store of requests and approvals of one kernel.
+
+Everything that changes a request happens here, under one lock, so a decision, a timeout
+and a run can never interleave into a state that runs twice or runs unapproved. The store
+knows nothing of Jupyter: the kernel layer feeds it decisions it has already traced to a
+frontend, and turns its events into journal lines, card updates and comm messages.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import secrets
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from . import errors
+from .fingerprint import is_fingerprint, short_fingerprint
+from .lease import issue_lease
+from .model import Approval, Lease, Origin, Request, RequestInfo, Status
+from .policy import Clock, Limits, SystemClock
+
+log = logging.getLogger("jupyter_approvals")
+
+#: ``listener(event, request_info, fields)``; ``event`` is a journal event name.
+EventListener = Callable[[str, RequestInfo, dict[str, Any]], None]
+
+# Ended requests whose outcome the next identical call is told once.
+_REPORTED_TO_CALLER = {
+    Status.REJECTED: errors.ApprovalRejected,
+    Status.TIMED_OUT: errors.ApprovalTimedOut,
+    Status.EXPIRED: errors.ApprovalExpired,
+    Status.AUTO_ANSWERED: errors.ApprovalAutoAnswered,
+    Status.DISMISSED: errors.ApprovalDismissed,
+}
+DECISIONS = ("approve", "reject")
+
+
+def _same(a: str, b: str) -> bool:
+    return hmac.compare_digest(a.encode(), b.encode())
+
+
+class ApprovalStore:
+    """Pending requests and issued approvals, bounded and thread-safe, in memory only."""
+
+    def __init__(self, limits: Limits | None = None, clock: Clock | None = None) -> None:
+        self.limits = limits or Limits()
+        self.clock: Clock = clock or SystemClock()
+        self._lock = threading.RLock()
+        self._live: dict[str, Request] = {}
+        self._ended: OrderedDict[str, Request] = OrderedDict()
+        self._issued: dict[str, Approval] = {}
+        self._listeners: list[EventListener] = []
+        self._outbox: list[tuple[str, RequestInfo, dict[str, Any]]] = []
+        self._depth = 0
+
+    # -- listeners ---------------------------------------------------------------------
+
+    def subscribe(self, listener: EventListener) -> Callable[[], None]:
+        """Call ``listener`` after every change; returns a function that unsubscribes."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        # Events are delivered after the lock is released (so a listener may call back in),
+        # and also when the change ends in an error the caller sees, such as auto-answered.
+        outbox: list[tuple[str, RequestInfo, dict[str, Any]]] = []
+        try:
+            with self._lock:
+                self._depth += 1
+                try:
+                    self._sweep_locked()
+                    yield
+                finally:
+                    self._depth -= 1
+                    if self._depth == 0:
+                        outbox, self._outbox = self._outbox, []
+        finally:
+            for event, info, fields in outbox:
+                for listener in list(self._listeners):
+                    try:
+                        listener(event, info, fields)
+                    except Exception:
+                        log.exception("approval listener failed on %s", event)
+
+    def _emit(self, event: str, request: Request, **fields: Any) -> None:
+        self._outbox.append((event, request.info(), fields))
+
+    # -- requests ----------------------------------------------------------------------
+
+    def open_request(
+        self,
+        *,
+        action: str,
+        fingerprint: str,
+        summary: str,
+        preview: str,
+        origin: Origin | None = None,
+        slot: str | None = None,
+    ) -> tuple[RequestInfo, bool]:
+        """Return the pending request for (action, fingerprint), creating it if there is none.
+
+        The boolean says whether it was created now. Refuses with APPROVAL_TOO_MANY_PENDING
+        when the kernel already holds the maximum number of pending requests.
+        """
+        with self._transaction():
+            existing = self._find_live(action, fingerprint, Status.PENDING)
+            if existing is not None:
+                return existing.info(), False
+            pending = sum(1 for r in self._live.values() if r.status is Status.PENDING)
+            if pending >= self.limits.max_pending:
+                raise errors.ApprovalTooManyPending(
+                    f"{pending} requests are already waiting for a person in this kernel "
+                    f"(the limit is {self.limits.max_pending}). Nothing ran. Ask the person to "
+                    "decide or withdraw some of them, then call again.",
+                    pending=pending,
+                    limit=self.limits.max_pending,
+                )
+            now, mono = self.clock.wall(), self.clock.monotonic()
+            kept_preview = preview[: self.limits.max_preview_chars]
+            request = Request(
+                id=secrets.token_hex(8),
+                action=action,
+                slot=slot if slot is not None else action,
+                summary=_clip(summary, self.limits.max_summary_chars),
+                preview=kept_preview,
+                preview_omitted=len(preview) - len(kept_preview),
+                fingerprint=fingerprint,
+                origin=origin or Origin(),
+                created_at=now,
+                expires_at=now + self.limits.request_timeout_s,
+                created_mono=mono,
+                deadline_mono=mono + self.limits.request_timeout_s,
+            )
+            self._live[request.id] = request
+            self._emit("requested", request)
+            return request.info(), True
+
+    def mark_shown(self, request_id: str) -> None:
+        """Note when a person could first see the request; answer time is measured from it."""
+        with self._transaction():
+            request = self._live.get(request_id)
+            if request is not None and request.shown_mono is None:
+                request.shown_mono = self.clock.monotonic()
+
+    def decide(
+        self,
+        request_id: str,
+        decision: object,
+        fingerprint: object,
+        reason: object = "",
+        channel: str = "card",
+    ) -> RequestInfo:
+        """Record a person's decision that the caller has traced to a frontend.
+
+        ``fingerprint`` is the one the UI displayed; it must equal the request's. The checks,
+        in order: well-formed, known request, still pending, same fingerprint, not too fast.
+        """
+        if decision not in DECISIONS:
+            raise errors.ApprovalMalformedDecision(
+                f"A decision must be one of {DECISIONS}, not {decision!r}.", field="decision"
+            )
+        if not isinstance(fingerprint, str) or not is_fingerprint(fingerprint):
+            raise errors.ApprovalMalformedDecision(
+                "A decision must carry the fingerprint the UI displayed, as 'sha256:<64 hex>'.",
+                field="fingerprint",
+            )
+        if not isinstance(reason, str):
+            raise errors.ApprovalMalformedDecision("The reason must be text.", field="reason")
+        if len(reason) > self.limits.max_reason_chars:
+            raise errors.ApprovalTooLarge(
+                f"The reason has {len(reason)} characters; at most "
+                f"{self.limits.max_reason_chars} are accepted.",
+                field="reason",
+                limit=self.limits.max_reason_chars,
+            )
+        with self._transaction():
+            request = self._get(request_id)
+            if request.status is Status.TIMED_OUT:
+                raise errors.ApprovalTimedOut(
+                    "This request timed out before the decision arrived; nothing will run.",
+                    request_id=request_id,
+                )
+            if request.status is Status.WITHDRAWN:
+                raise errors.ApprovalWithdrawn(
+                    "The caller withdrew this request before the decision arrived.",
+                    request_id=request_id,
+                )
+            if request.status is not Status.PENDING:
+                raise errors.ApprovalAlreadyDecided(
+                    f"This request is already {request.status.value}; one decision per request.",
+                    request_id=request_id,
+                    status=request.status.value,
+                )
+            if not _same(fingerprint, request.fingerprint):
+                self._emit(
+                    "refused",
+                    request,
+                    code=errors.ApprovalFingerprintMismatch.code,
+                    channel=channel,
+                    displayed=fingerprint,
+                )
+                raise errors.ApprovalFingerprintMismatch(
+                    "The decision names a different fingerprint than the request; the UI "
+                    "showed other content. The request stays pending.",
+                    request_id=request_id,
+                    expected=request.fingerprint,
+                    received=fingerprint,
+                )
+            mono = self.clock.monotonic()
+            latency_s = mono - (request.shown_mono or request.created_mono)
+            latency_ms = round(latency_s * 1000)
+            request.channel, request.latency_ms = channel, latency_ms
+            request.decided_at = self.clock.wall()
+            if latency_s < self.limits.min_answer_s:
+                request.code = errors.ApprovalAutoAnswered.code
+                self._end(request, Status.AUTO_ANSWERED)
+                self._emit("auto_answered", request, attempted=decision)
+                raise errors.ApprovalAutoAnswered(
+                    f"The answer came {latency_ms} ms after the request was shown, faster than "
+                    f"a person reads ({int(self.limits.min_answer_s * 1000)} ms minimum). It "
+                    "counts as no answer and nothing will run.",
+                    request_id=request_id,
+                    latency_ms=latency_ms,
+                )
+            if decision == "approve":
+                request.status = Status.APPROVED
+                request.approval = Approval(
+                    request_id=request.id,
+                    action=request.action,
+                    fingerprint=request.fingerprint,
+                    decided_at=request.decided_at,
+                    expires_at=request.decided_at + self.limits.approval_ttl_s,
+                    expires_mono=mono + self.limits.approval_ttl_s,
+                    channel=channel,
+                    latency_ms=latency_ms,
+                )
+                self._issued[request.id] = request.approval
+                self._emit("approved", request)
+            else:
+                request.reason = reason
+                request.code = errors.ApprovalRejected.code
+                self._end(request, Status.REJECTED)
+                self._emit("rejected", request)
+            return request.info()
+
+    def withdraw(self, request_id: str) -> RequestInfo:
+        """The caller gives up on a pending or approved request; it can no longer run."""
+        with self._transaction():
+            request = self._get(request_id)
+            if not request.status.live:
+                raise errors.ApprovalAlreadyDecided(
+                    f"This request is already {request.status.value}; it cannot be withdrawn.",
+                    request_id=request_id,
+                    status=request.status.value,
+                )
+            request.code = errors.ApprovalWithdrawn.code
+            self._end(request, Status.WITHDRAWN)
+            self._emit("withdrawn", request)
+            return request.info()
+
+    def dismiss(self, request_id: str) -> None:
+        """The card was closed without a decision: a pending request ends, nothing runs."""
+        with self._transaction():
+            request = self._live.get(request_id)
+            if request is not None and request.status is Status.PENDING:
+                request.code = errors.ApprovalDismissed.code
+                self._end(request, Status.DISMISSED)
+                self._emit("dismissed", request)
+
+    # -- calls -------------------------------------------------------------------------
+
+    def claim(self, action: str, fingerprint: str, slot: str | None = None) -> Lease | RequestInfo | None:
+        """What a protected call of (action, fingerprint) may do now.
+
+        Returns a :class:`Lease` when an approval matches exactly (consumed now), the pending
+        :class:`RequestInfo` when one waits for a person, or None when a new request is needed.
+        Raises the outcome of an ended request once (rejected, timed out, ...), and refuses an
+        approval that a call in the same slot tries to use for other content or another
+        action; such an approval is spent without running.
+        """
+        slot = slot if slot is not None else action
+        with self._transaction():
+            approved = self._find_live(action, fingerprint, Status.APPROVED)
+            if approved is not None and approved.approval is not None:
+                return self._redeem_locked(approved.approval, action, fingerprint)
+            for ended in reversed(self._ended.values()):
+                error_class = _REPORTED_TO_CALLER.get(ended.status)
+                if (
+                    error_class is not None
+                    and not ended.reported
+                    and ended.action == action
+                    and ended.fingerprint == fingerprint
+                ):
+                    ended.reported = True
+                    raise error_class(_ended_message(ended), **_ended_details(ended))
+            pending = self._find_live(action, fingerprint, Status.PENDING)
+            if pending is not None:
+                return pending.info()
+            for request in list(self._live.values()):
+                stale = request.status is Status.APPROVED and (
+                    request.fingerprint == fingerprint or request.slot == slot
+                )
+                if stale and request.approval is not None:
+                    try:
+                        self._redeem_locked(request.approval, action, fingerprint)
+                    except (errors.ApprovalScopeMismatch, errors.ApprovalFingerprintMismatch) as e:
+                        request.code = e.code
+                        self._end(request, Status.REFUSED)
+                        self._emit("refused", request, code=e.code, attempted_action=action,
+                                   attempted_fingerprint=fingerprint)
+                        raise
+            return None
+
+    def redeem(self, approval: object, action: str, fingerprint: str) -> Lease:
+        """Consume ``approval`` for one run of (action, fingerprint) and return its lease.
+
+        Checks, in this order: issued by this store, same action, same fingerprint, not
+        expired, not used.
+        """
+        with self._transaction():
+            return self._redeem_locked(approval, action, fingerprint)
+
+    def _redeem_locked(self, approval: object, action: str, fingerprint: str) -> Lease:
+        issued = (
+            self._issued.get(approval.request_id) if isinstance(approval, Approval) else None
+        )
+        if not isinstance(approval, Approval) or issued is not approval:
+            raise errors.ApprovalNotIssued(
+                "This object is not an approval issued by this kernel. Approvals come only "
+                "from a person's decision in the UI; nothing else counts. Nothing ran.",
+                offered_type=f"{type(approval).__module__}.{type(approval).__qualname__}",
+            )
+        details = {"request_id": approval.request_id, "approved_action": approval.action}
+        if approval.action != action:
+            raise errors.ApprovalScopeMismatch(
+                f"The approval is for {approval.action!r}, not {action!r}. Nothing ran; "
+                f"{action!r} needs its own approval.",
+                **details,
+                action=action,
+            )
+        if not _same(approval.fingerprint, fingerprint):
+            raise errors.ApprovalFingerprintMismatch(
+                f"The content differs from what was approved (approved "
+                f"{short_fingerprint(approval.fingerprint)}, now {short_fingerprint(fingerprint)})."
+                " Nothing ran. The approval is spent; call again to request approval of the "
+                "current content.",
+                **details,
+                approved_fingerprint=approval.fingerprint,
+                fingerprint=fingerprint,
+            )
+        request = self._live.get(approval.request_id) or self._ended.get(approval.request_id)
+        if request is None or request.status is Status.EXPIRED or (
+            request.status is Status.APPROVED
+            and self.clock.monotonic() >= approval.expires_mono
+        ):
+            if request is not None and request.status is Status.APPROVED:
+                self._expire(request)
+            raise errors.ApprovalExpired(
+                "The approval was not used in time; nothing ran. Ask for a new approval.",
+                **details,
+            )
+        if request.status is not Status.APPROVED:
+            raise errors.ApprovalAlreadyUsed(
+                f"The approval was already used ({request.status.value}); one approval runs "
+                "once. Nothing ran.",
+                **details,
+                status=request.status.value,
+            )
+        request.status = Status.RUNNING
+        self._move_to_ended(request)
+        return issue_lease(request.id, action, fingerprint)
+
+    def finish(self, lease: Lease, error: BaseException | None = None) -> None:
+        """Record how the run of ``lease`` ended: executed, or failed with ``error``."""
+        with self._transaction():
+            request = self._ended.get(lease.request_id)
+            if request is None or request.status is not Status.RUNNING:
+                return
+            if error is None:
+                request.status = Status.EXECUTED
+                self._emit("executed", request)
+            else:
+                request.status = Status.FAILED
+                self._emit("failed", request, error=f"{type(error).__name__}: {error}"[:500])
+
+    # -- views -------------------------------------------------------------------------
+
+    def get(self, request_id: str) -> RequestInfo | None:
+        """A snapshot of one request, live or recently ended."""
+        with self._transaction():
+            request = self._live.get(request_id) or self._ended.get(request_id)
+            return request.info() if request else None
+
+    def approval(self, request_id: str) -> Approval | None:
+        """The approval issued for a request, if it is approved and unused."""
+        with self._transaction():
+            request = self._live.get(request_id)
+            return request.approval if request and request.status is Status.APPROVED else None
+
+    def pending(self) -> list[RequestInfo]:
+        """Snapshots of the requests waiting for a person, oldest first."""
+        with self._transaction():
+            return [r.info() for r in self._live.values() if r.status is Status.PENDING]
+
+    def live(self) -> list[RequestInfo]:
+        """Snapshots of pending and approved-but-unused requests, oldest first."""
+        with self._transaction():
+            return [r.info() for r in self._live.values()]
+
+    def recent(self, limit: int = 20) -> list[RequestInfo]:
+        """Snapshots of recently ended requests, newest first."""
+        with self._transaction():
+            return [r.info() for r in reversed(self._ended.values())][:limit]
+
+    def sweep(self) -> None:
+        """End requests and approvals whose time is up (also done on every other call)."""
+        with self._transaction():
+            pass
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _get(self, request_id: object) -> Request:
+        request = None
+        if isinstance(request_id, str):
+            request = self._live.get(request_id) or self._ended.get(request_id)
+        if request is None:
+            raise errors.ApprovalUnknownRequest(
+                f"No request {request_id!r} in this kernel (it may have ended long ago, or the "
+                "kernel restarted).",
+                request_id=request_id if isinstance(request_id, str) else None,
+            )
+        return request
+
+    def _find_live(self, action: str, fingerprint: str, status: Status) -> Request | None:
+        for request in self._live.values():
+            if (
+                request.status is status
+                and request.action == action
+                and request.fingerprint == fingerprint
+            ):
+                return request
+        return None
+
+    def _sweep_locked(self) -> None:
+        mono = self.clock.monotonic()
+        for request in list(self._live.values()):
+            if request.status is Status.PENDING and mono >= request.deadline_mono:
+                request.code = errors.ApprovalTimedOut.code
+                self._end(request, Status.TIMED_OUT)
+                self._emit("timed_out", request)
+            elif (
+                request.status is Status.APPROVED
+                and request.approval is not None
+                and mono >= request.approval.expires_mono
+            ):
+                self._expire(request)
+
+    def _expire(self, request: Request) -> None:
+        request.code = errors.ApprovalExpired.code
+        self._end(request, Status.EXPIRED)
+        self._emit("expired", request)
+
+    def _end(self, request: Request, status: Status) -> None:
+        request.status = status
+        self._move_to_ended(request)
+
+    def _move_to_ended(self, request: Request) -> None:
+        self._live.pop(request.id, None)
+        self._ended[request.id] = request
+        self._ended.move_to_end(request.id)
+        while len(self._ended) > self.limits.max_ended_kept:
+            dropped_id, _ = self._ended.popitem(last=False)
+            self._issued.pop(dropped_id, None)
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _ended_message(request: Request) -> str:
+    what = f"{request.action} ({short_fingerprint(request.fingerprint)})"
+    return {
+        Status.REJECTED: f"A person rejected {what}: {request.reason or 'no reason given'}. "
+        "Nothing ran. Do not retry the same operation unchanged.",
+        Status.TIMED_OUT: f"Nobody answered the request for {what} in time. Nothing ran. "
+        "Call again to ask anew.",
+        Status.EXPIRED: f"The approval of {what} was not used in time. Nothing ran. "
+        "Call again to ask anew.",
+        Status.AUTO_ANSWERED: f"The request for {what} was answered faster than a person "
+        "reads, so it counts as no answer. Nothing ran. Call again to ask anew.",
+        Status.DISMISSED: f"The approval card for {what} was closed without a decision. "
+        "Nothing ran. Call again to ask anew.",
+    }.get(request.status, f"{what} ended as {request.status.value}. Nothing ran.")
+
+
+def _ended_details(request: Request) -> dict[str, Any]:
+    details: dict[str, Any] = {
+        "request_id": request.id,
+        "action": request.action,
+        "fingerprint": request.fingerprint,
+        "status": request.status.value,
+    }
+    if request.status is Status.REJECTED:
+        details["reason"] = request.reason
+    if request.latency_ms is not None:
+        details["latency_ms"] = request.latency_ms
+    return details

@@ -1,0 +1,119 @@
+// View of the approval card (anywidget ES module).
+// It only displays what the kernel synced and sends back the decision together with the
+// fingerprint it displayed; every check happens in the kernel.
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function short(fp) {
+  return fp.startsWith("sha256:") ? fp.slice(7, 19) : fp;
+}
+
+function timeLeft(iso) {
+  if (!iso) return "";
+  const ms = Date.parse(iso) - Date.now();
+  if (ms <= 0) return "0:00";
+  const s = Math.floor(ms / 1000);
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+}
+
+function render({ model, el: root }) {
+  const card = el("div", "jpa-card");
+  card.setAttribute("data-testid", "jpa-card");
+  root.appendChild(card);
+
+  const header = el("div", "jpa-header");
+  const title = el("span", "jpa-action");
+  const clock = el("span", "jpa-clock");
+  const dismiss = el("button", "jpa-dismiss", "×");
+  dismiss.title = "Close without deciding (nothing runs)";
+  header.append(title, clock, dismiss);
+
+  const summary = el("div", "jpa-summary");
+  const origin = el("div", "jpa-origin");
+
+  const fpRow = el("div", "jpa-fingerprint");
+  const fpLabel = el("span", "", "fingerprint ");
+  const fpValue = el("code", "jpa-fp");
+  const fpToggle = el("button", "jpa-link", "show full");
+  let fullShown = false;
+  fpToggle.addEventListener("click", () => {
+    fullShown = !fullShown;
+    sync();
+  });
+  fpRow.append(fpLabel, fpValue, fpToggle);
+
+  const details = el("details", "jpa-preview");
+  details.open = true;
+  const detailsSummary = el("summary", "", "Preview");
+  const pre = el("pre");
+  const omitted = el("div", "jpa-omitted");
+  details.append(detailsSummary, pre, omitted);
+
+  const actions = el("div", "jpa-actions");
+  const reason = el("input", "jpa-reason");
+  reason.placeholder = "Reason (optional, shown to the caller if you reject)";
+  const approve = el("button", "jpa-approve", "Approve");
+  const reject = el("button", "jpa-reject", "Reject");
+  actions.append(reason, approve, reject);
+
+  const status = el("div", "jpa-status");
+  const notice = el("div", "jpa-notice");
+  const journal = el("div", "jpa-journal-error");
+
+  card.append(header, summary, origin, fpRow, details, actions, status, notice, journal);
+
+  function decide(decision) {
+    model.send({
+      op: "decide",
+      decision,
+      fingerprint: model.get("fingerprint"),
+      reason: reason.value || "",
+    });
+  }
+  approve.addEventListener("click", () => decide("approve"));
+  reject.addEventListener("click", () => decide("reject"));
+  dismiss.addEventListener("click", () => model.send({ op: "dismiss" }));
+
+  function sync() {
+    const state = model.get("state");
+    const fp = model.get("fingerprint");
+    card.dataset.state = state;
+    title.textContent = model.get("action");
+    summary.textContent = model.get("summary");
+    origin.textContent = `from ${model.get("origin")}`;
+    fpValue.textContent = fullShown ? fp : short(fp);
+    fpToggle.textContent = fullShown ? "show short" : "show full";
+    pre.textContent = model.get("preview") || "(no preview)";
+    const left = model.get("preview_omitted");
+    omitted.textContent = left ? `… ${left} more characters left out of this preview` : "";
+    const live = state === "pending";
+    actions.style.display = live ? "" : "none";
+    dismiss.style.display = live ? "" : "none";
+    const why = model.get("reason");
+    status.textContent = model.get("message") + (state === "rejected" && why ? ` Reason: ${why}` : "");
+    notice.textContent = model.get("notice");
+    journal.textContent = model.get("journal_error");
+    tick();
+  }
+
+  function tick() {
+    const state = model.get("state");
+    const shows = state === "pending" || state === "approved";
+    clock.textContent = shows ? `${timeLeft(model.get("expires_at"))} left` : "";
+  }
+
+  model.on("change", sync);
+  sync();
+  const timer = setInterval(tick, 1000);
+  return () => {
+    clearInterval(timer);
+    model.off("change", sync);
+  };
+}
+
+export default { render };

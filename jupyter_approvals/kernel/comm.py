@@ -1,0 +1,135 @@
+"""The comm endpoint ``jupyter_approvals``: how the sidebar and the server talk to a kernel.
+
+Contract (docs/protocol.md, section 2):
+
+- frontend -> kernel ``{"op": "list"}``; kernel -> frontend ``{"op": "pending", "requests": [...]}``
+- kernel -> frontend, unasked, after any change: ``{"op": "changed", "requests": [...]}``
+- frontend -> kernel ``{"op": "decide", "id", "decision", "fingerprint", "reason"}``;
+  kernel -> frontend ``{"op": "decided", "id", "ok", "code", "message", "status"}``
+
+Decisions here pass the same checks as the card's.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from typing import TYPE_CHECKING, Any
+
+from ..core import errors
+
+if TYPE_CHECKING:
+    from .session import KernelSession
+
+log = logging.getLogger("jupyter_approvals")
+
+TARGET_NAME = "jupyter_approvals"
+PROTOCOL_VERSION = 1
+#: A message from a frontend larger than this (as JSON) is refused unread.
+MAX_MESSAGE_BYTES = 64 * 1024
+_CHANNELS = ("sidebar", "server", "comm")
+
+
+class CommEndpoint:
+    """Serves the comm target of one kernel session."""
+
+    def __init__(self, session: KernelSession) -> None:
+        import comm
+
+        self._session = session
+        self._comms: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        self._manager = comm.get_comm_manager()
+        self._manager.register_target(TARGET_NAME, self._on_open)
+
+    def close(self) -> None:
+        """Stop serving the target (a newer session took over)."""
+        try:
+            self._manager.unregister_target(TARGET_NAME, self._on_open)
+        except Exception:
+            log.debug("comm target was not registered", exc_info=True)
+
+    def _on_open(self, comm: Any, open_msg: dict[str, Any]) -> None:
+        with self._lock:
+            self._comms[comm.comm_id] = comm
+        comm.on_msg(lambda msg, c=comm: self._on_msg(c, msg))
+        comm.on_close(lambda _msg, cid=comm.comm_id: self._forget(cid))
+        data = (open_msg.get("content") or {}).get("data") or {}
+        if isinstance(data, dict) and data.get("op") == "list":
+            self._send(comm, self._listing("pending"))
+
+    def _forget(self, comm_id: str) -> None:
+        with self._lock:
+            self._comms.pop(comm_id, None)
+
+    def _on_msg(self, comm: Any, msg: dict[str, Any]) -> None:
+        data = (msg.get("content") or {}).get("data")
+        size = len(json.dumps(data, default=str))
+        if size > MAX_MESSAGE_BYTES:
+            self._send(comm, _error(errors.ApprovalTooLarge(
+                f"The message has {size} bytes; at most {MAX_MESSAGE_BYTES} are read.")))
+            return
+        op = data.get("op") if isinstance(data, dict) else None
+        if op == "list":
+            self._send(comm, self._listing("pending"))
+        elif op == "decide" and isinstance(data, dict):
+            self._send(comm, self._decide(data))
+        else:
+            self._send(comm, _error(errors.ApprovalMalformedMessage(
+                f"Unknown or missing op {op!r}; expected 'list' or 'decide'.", op=str(op)[:40])))
+
+    def _decide(self, data: dict[str, Any]) -> dict[str, Any]:
+        request_id = data.get("id")
+        channel = data.get("channel") if data.get("channel") in _CHANNELS else "comm"
+        reply: dict[str, Any] = {"op": "decided", "id": request_id}
+        try:
+            info = self._session.decide_from_frontend(
+                request_id,
+                data.get("decision"),
+                data.get("fingerprint"),
+                data.get("reason", ""),
+                channel=str(channel),
+            )
+        except errors.ApprovalError as exc:
+            current = self._session.store.get(request_id) if isinstance(request_id, str) else None
+            return {
+                **reply,
+                "ok": False,
+                "code": exc.code,
+                "message": exc.message,
+                "status": current.status.value if current else None,
+            }
+        return {**reply, "ok": True, "code": None, "message": "", "status": info.status.value}
+
+    def _listing(self, op: str) -> dict[str, Any]:
+        journal = self._session.journal
+        return {
+            "op": op,
+            "protocol": PROTOCOL_VERSION,
+            "kernel_id": self._session.kernel_id,
+            "notebook_path": self._session.notebook_path,
+            "requests": [info.to_wire() for info in self._session.store.pending()],
+            "journal": {"path": str(journal.path), "error": journal.last_error},
+        }
+
+    def broadcast_changed(self) -> None:
+        """Tell every open frontend comm the current pending list."""
+        with self._lock:
+            comms = list(self._comms.values())
+        if not comms:
+            return
+        message = self._listing("changed")
+        for comm in comms:
+            self._send(comm, message)
+
+    @staticmethod
+    def _send(comm: Any, data: dict[str, Any]) -> None:
+        try:
+            comm.send(data)
+        except Exception:
+            log.debug("could not send to comm %s", getattr(comm, "comm_id", "?"), exc_info=True)
+
+
+def _error(exc: errors.ApprovalError) -> dict[str, Any]:
+    return {"op": "error", "ok": False, "code": exc.code, "message": exc.message}

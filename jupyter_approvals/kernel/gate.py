@@ -1,0 +1,286 @@
+"""The gate: ``@protected`` functions run only with a person's approval of exactly that call.
+
+A call computes the fingerprint of its bound arguments (plus the target's current state when
+a ``subject`` callable is given), then asks the store: an exact approval is redeemed and the
+function runs once inside the mutation lease; otherwise a request is opened (or the identical
+pending one reused), its card is displayed and the call raises :class:`ApprovalPending`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import reprlib
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, ParamSpec, TypeVar
+
+from ..core import errors
+from ..core.fingerprint import fingerprint, short_fingerprint
+from ..core.lease import run_approved, run_approved_async
+from ..core.model import Lease, RequestInfo, Status, iso_utc
+from .session import KernelSession
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+Arguments = Mapping[str, Any]
+_ACTION_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789._-")
+_preview_repr = reprlib.Repr()
+_preview_repr.maxstring = 200
+_preview_repr.maxother = 200
+
+
+def default_preview(arguments: Arguments) -> str:
+    """One line per argument, shortened for reading; the fingerprint covers them in full."""
+    return "\n".join(f"{name} = {_preview_repr.repr(value)}" for name, value in arguments.items())
+
+
+class ProtectedFunction(Generic[P, R]):
+    """A function that runs only after a person approved the exact call. See :func:`protected`."""
+
+    def __init__(
+        self,
+        fn: Callable[P, R],
+        action: str,
+        summary: str | Callable[..., str] | None,
+        preview: Callable[..., str] | None,
+        subject: Callable[..., Any] | None,
+        target: str | Callable[..., Any] | None,
+    ) -> None:
+        self.fn = fn
+        self.action = action
+        self._summary = summary
+        self._preview = preview
+        self._subject = subject
+        self._target = target
+        self._signature = inspect.signature(fn)
+        self._is_async = inspect.iscoroutinefunction(fn)
+        functools.update_wrapper(self, fn)
+        # Serve the comm endpoint from the moment a kernel has something protected.
+        KernelSession.current()
+
+    def __repr__(self) -> str:
+        return f"<protected {self.action!r} {self.fn.__module__}.{self.fn.__qualname__}>"
+
+    # -- the call ------------------------------------------------------------------------
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        """Run if a person approved exactly this call; else show the card and raise."""
+        session = KernelSession.current()
+        call = self._prepare(session, args, kwargs)
+        outcome = session.store.claim(self.action, call.fingerprint, call.slot)
+        if isinstance(outcome, Lease):
+            return self._run(session, outcome, call)
+        raise self._pending(session, call, outcome)
+
+    async def wait(self, *args: P.args, **kwargs: P.kwargs) -> Any:
+        """In an async cell: show the card, wait for the person's decision, then run.
+
+        Raises the outcome if the person rejects, nobody answers in time, or the content
+        changed meanwhile. Fails at once with APPROVAL_WAIT_UNSUPPORTED where the kernel
+        cannot deliver the decision while a cell awaits.
+        """
+        session = KernelSession.current()
+        _check_can_wait(session)
+        while True:
+            try:
+                result = self(*args, **kwargs)
+            except errors.ApprovalPending as pending:
+                # Returns once the request is decided or ended, or at its deadline at the latest.
+                await session.until_ended(pending.details["request_id"], None)
+                continue
+            return await result if self._is_async else result
+
+    def withdraw(self, *args: P.args, **kwargs: P.kwargs) -> RequestInfo | None:
+        """Give up the request (pending or approved) for exactly this call; nothing will run.
+
+        Returns the withdrawn request, or None if there was none.
+        """
+        session = KernelSession.current()
+        call = self._prepare(session, args, kwargs, check_journal=False)
+        for info in session.store.live():
+            if info.action == self.action and info.fingerprint == call.fingerprint:
+                return session.store.withdraw(info.id)
+        return None
+
+    def fingerprint(self, *args: P.args, **kwargs: P.kwargs) -> str:
+        """The fingerprint this call would be approved under, without asking anyone."""
+        return self._prepare(KernelSession.current(), args, kwargs, check_journal=False).fingerprint
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _prepare(
+        self,
+        session: KernelSession,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        check_journal: bool = True,
+    ) -> _Call:
+        if check_journal:
+            session.check_journal_location()
+        bound = self._signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        arguments = dict(bound.arguments)
+        subject: dict[str, Any] = {"arguments": arguments}
+        if self._subject is not None:
+            subject["state"] = self._subject(**arguments)
+        slot = self.action
+        if self._target is not None:
+            key = (
+                arguments.get(self._target)
+                if isinstance(self._target, str)
+                else self._target(**arguments)
+            )
+            slot = f"{self.action}\x00{fingerprint(key)}"
+        return _Call(bound=bound, arguments=arguments, fingerprint=fingerprint(subject), slot=slot)
+
+    def _run(self, session: KernelSession, lease: Lease, call: _Call) -> R:
+        if self._is_async:
+            return self._run_async(session, lease, call)  # type: ignore[return-value]
+        try:
+            result = run_approved(lease, self.fn, *call.bound.args, **call.bound.kwargs)
+        except BaseException as exc:
+            session.store.finish(lease, exc)
+            raise
+        session.store.finish(lease)
+        return result
+
+    async def _run_async(self, session: KernelSession, lease: Lease, call: _Call) -> Any:
+        try:
+            result = await run_approved_async(
+                lease, self.fn, *call.bound.args, **call.bound.kwargs  # type: ignore[arg-type]
+            )
+        except BaseException as exc:
+            session.store.finish(lease, exc)
+            raise
+        session.store.finish(lease)
+        return result
+
+    def _pending(
+        self, session: KernelSession, call: _Call, existing: RequestInfo | None
+    ) -> errors.ApprovalPending:
+        info = existing
+        if info is None:
+            info, _created = session.store.open_request(
+                action=self.action,
+                fingerprint=call.fingerprint,
+                summary=self._render_summary(call.arguments),
+                preview=self._render_preview(call.arguments),
+                origin=session.origin(),
+                slot=call.slot,
+            )
+        session.show(info)
+        return pending_error(info)
+
+    def _render_summary(self, arguments: Arguments) -> str:
+        if self._summary is None:
+            return f"Run {self.fn.__qualname__}"
+        if callable(self._summary):
+            return str(self._summary(**arguments))
+        try:
+            return self._summary.format(**arguments)
+        except (KeyError, IndexError, ValueError, AttributeError) as exc:
+            return f"{self._summary} (summary could not be filled in: {exc!r})"
+
+    def _render_preview(self, arguments: Arguments) -> str:
+        if self._preview is None:
+            return default_preview(arguments)
+        return str(self._preview(**arguments))
+
+
+class _Call:
+    __slots__ = ("arguments", "bound", "fingerprint", "slot")
+
+    def __init__(
+        self, bound: inspect.BoundArguments, arguments: dict[str, Any], fingerprint: str, slot: str
+    ) -> None:
+        self.bound = bound
+        self.arguments = arguments
+        self.fingerprint = fingerprint
+        self.slot = slot
+
+
+def pending_error(info: RequestInfo) -> errors.ApprovalPending:
+    """The error a call raises while its request waits, telling an agent what to do next."""
+    return errors.ApprovalPending(
+        f"{info.action} needs a person's approval; nothing ran. Request {info.id} "
+        f"(fingerprint {short_fingerprint(info.fingerprint)}) is shown in the notebook and in "
+        f"the Approvals sidebar until {iso_utc(info.expires_at)}. Next: ask the person to "
+        "review and approve it there, then call again with exactly the same arguments; or, in "
+        "an async cell, `await fn.wait(...)` with the same arguments. Changing the arguments "
+        "or the target asks for a new approval.",
+        request_id=info.id,
+        action=info.action,
+        fingerprint=info.fingerprint,
+        expires_at=iso_utc(info.expires_at),
+        status=Status.PENDING.value,
+        where=["notebook card", "Approvals sidebar"],
+    )
+
+
+def _check_can_wait(session: KernelSession) -> None:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        raise errors.ApprovalWaitUnsupported(
+            "wait() must be awaited inside a running event loop (an async notebook cell). "
+            "Call the function without wait() to get the pending request instead.",
+            reason="no running event loop",
+        ) from None
+    kernel = getattr(session.shell, "kernel", None)
+    if kernel is None:
+        raise errors.ApprovalWaitUnsupported(
+            "wait() needs a Jupyter kernel that delivers the person's decision while a cell "
+            "awaits; this process is not one. Call the function without wait() instead.",
+            reason="not in a Jupyter kernel",
+        )
+    try:
+        import ipykernel
+    except ImportError:  # pragma: no cover - a kernel without ipykernel is not ours to judge
+        version: tuple[int, ...] = ()
+    else:
+        version = tuple(int(p) for p in ipykernel.__version__.split(".")[:2] if p.isdigit())
+    if version < (7, 0):
+        raise errors.ApprovalWaitUnsupported(
+            f"wait() needs ipykernel 7 or newer (this kernel runs {ipykernel.__version__}), "
+            "which handles widget messages while a cell awaits. Call the function without "
+            "wait() instead, or upgrade ipykernel.",
+            reason="ipykernel too old",
+        )
+
+
+def protected(
+    action: str,
+    *,
+    summary: str | Callable[..., str] | None = None,
+    preview: Callable[..., str] | None = None,
+    subject: Callable[..., Any] | None = None,
+    target: str | Callable[..., Any] | None = None,
+) -> Callable[[Callable[P, R]], ProtectedFunction[P, R]]:
+    """Mark a function protected: it runs only after a person approved exactly that call.
+
+    ``action`` names the operation ("table.write"); an approval is for one action only.
+    ``summary`` is a format string over the argument names (or a callable taking them);
+    ``preview`` builds the text a person judges (default: the arguments, shortened);
+    ``subject`` returns the target's current state (say, a ``FileContent`` of the file being
+    replaced) so a change of the target after the preview refuses the run;
+    ``target`` (an argument name or callable) tells which calls compete for one approval: an
+    approval is spent, without running, by a call of the same action and target whose
+    content differs. Without it every call of the action shares one target.
+    """
+    if not action or set(action) - _ACTION_CHARS or len(action) > 100:
+        raise ValueError(
+            f"action {action!r} must be 1-100 characters of lower-case letters, digits, '.', "
+            "'_' or '-' (for example 'table.write')"
+        )
+
+    def decorate(fn: Callable[P, R]) -> ProtectedFunction[P, R]:
+        return ProtectedFunction(fn, action, summary, preview, subject, target)
+
+    return decorate
+
+
+def pending() -> list[RequestInfo]:
+    """Read-only snapshots of this kernel's pending requests, oldest first."""
+    return KernelSession.current().store.pending()

@@ -1,0 +1,320 @@
+"""The approvals state of one kernel process: store, journal, cards, comm endpoint.
+
+There is one :class:`KernelSession` per process, created on first use. It turns store events
+into journal lines, card updates and ``changed`` messages to frontends, and it is the only
+way a decision reaches the store from the kernel side, after the frontend check.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..config import ApprovalsConfig
+from ..core import errors
+from ..core.journal import Journal
+from ..core.model import Origin, RequestInfo, Status
+from ..core.policy import Clock, IgnoredSetting, Limits
+from ..core.project import default_state_dir, ensure_outside_project, journal_path
+from ..core.project import project_root_for
+from ..core.store import ApprovalStore
+from . import frontend
+
+if TYPE_CHECKING:
+    from .card import ApprovalCard
+    from .comm import CommEndpoint
+
+log = logging.getLogger("jupyter_approvals")
+
+# Cards of ended requests kept alive (so their final state stays visible) before closing.
+_ENDED_CARDS_KEPT = 50
+_SWEEP_INTERVAL_S = 1.0
+
+
+def _kernel_id() -> str | None:
+    try:
+        from ipykernel.connect import get_connection_file
+
+        name = Path(get_connection_file()).stem
+    except Exception:
+        return None
+    return name.removeprefix("kernel-") or None
+
+
+def _notebook_path(environ: Mapping[str, str]) -> str | None:
+    # jupyter_server starts each session's kernel with the notebook's path in this variable.
+    return environ.get("JPY_SESSION_NAME") or None
+
+
+def _project_dir(notebook_path: str | None, cwd: Path) -> Path:
+    if notebook_path and os.path.isabs(notebook_path):
+        return Path(notebook_path).parent
+    return cwd
+
+
+class KernelSession:
+    """Everything jupyter-approvals keeps in one kernel, in memory only."""
+
+    _current: KernelSession | None = None
+    _current_lock = threading.Lock()
+
+    def __init__(
+        self,
+        shell: Any = None,
+        *,
+        clock: Clock | None = None,
+        environ: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
+        limits: Limits | None = None,
+    ) -> None:
+        self.shell = shell
+        self.environ = environ if environ is not None else os.environ
+        config = ApprovalsConfig(config=getattr(shell, "config", None))
+        configured, self.ignored_settings = config.limits()
+        self.limits: Limits = limits or configured
+        for ignored in self.ignored_settings:
+            log.warning(
+                "jupyter-approvals ignored %s=%s: %s (using %s)",
+                ignored.name, ignored.requested, ignored.why, ignored.applied,
+            )
+        self.store = ApprovalStore(self.limits, clock)
+        self.kernel_id = _kernel_id() if shell is not None else None
+        self.notebook_path = _notebook_path(self.environ)
+        self.project_root = project_root_for(_project_dir(self.notebook_path, cwd or Path.cwd()))
+        self._journal: Journal | None = None
+        self.cards: OrderedDict[str, ApprovalCard] = OrderedDict()
+        self._dismissed_by: dict[str, tuple[str, str | None]] = {}
+        self._waiters: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]] = {}
+        self.store.subscribe(self._on_event)
+        self.endpoint: CommEndpoint | None = None
+        self._stop = threading.Event()
+        if shell is not None and getattr(shell, "kernel", None) is not None:
+            from .comm import CommEndpoint
+
+            self.endpoint = CommEndpoint(self)
+            threading.Thread(target=self._sweep_forever, name="approvals-sweeper", daemon=True).start()
+
+    # -- the process-wide session --------------------------------------------------------
+
+    @classmethod
+    def current(cls) -> KernelSession:
+        """The session of this process, created on first use."""
+        with cls._current_lock:
+            if cls._current is None:
+                try:
+                    from IPython import get_ipython
+
+                    shell = get_ipython()
+                except ImportError:  # pragma: no cover
+                    shell = None
+                cls._current = cls(shell)
+            return cls._current
+
+    @classmethod
+    def install(cls, session: KernelSession) -> KernelSession:
+        """Make ``session`` the process-wide one (tests use it to inject a clock)."""
+        with cls._current_lock:
+            if cls._current is not None:
+                cls._current.close()
+            cls._current = session
+        return session
+
+    def close(self) -> None:
+        """Stop the sweeper and the comm endpoint of this session."""
+        self._stop.set()
+        if self.endpoint is not None:
+            self.endpoint.close()
+
+    # -- journal -------------------------------------------------------------------------
+
+    def state_dir(self) -> Path:
+        """The state root in force now (the environment may change while a kernel runs)."""
+        return default_state_dir(self.environ)
+
+    @property
+    def journal(self) -> Journal:
+        """The journal of this kernel's project, at the current state dir."""
+        path = journal_path(self.project_root, self.state_dir())
+        if self._journal is None or self._journal.path != path:
+            self._journal = Journal(path)
+        return self._journal
+
+    def check_journal_location(self) -> None:
+        """Refuse protected operations while the journal would be inside the project."""
+        try:
+            state_dir = self.state_dir()
+        except ValueError as exc:
+            raise errors.ApprovalJournalInsideProject(
+                f"The journal location is unusable: {exc}. Nothing ran.",
+                project_root=str(self.project_root),
+            ) from exc
+        ensure_outside_project(state_dir, self.project_root)
+
+    def journal_event(self, event: str, info: RequestInfo | None, **fields: Any) -> None:
+        """Append one line; a failure is kept for the card and never raised."""
+        entry: dict[str, Any] = {
+            "kernel_id": self.kernel_id,
+            "notebook_path": self.notebook_path,
+            "project_root": str(self.project_root),
+        }
+        if info is not None:
+            entry.update(
+                request_id=info.id,
+                action=info.action,
+                summary=info.summary,
+                fingerprint=info.fingerprint,
+                status=info.status.value,
+                channel=info.channel,
+                latency_ms=info.latency_ms,
+                reason=info.reason or None,
+                code=info.code,
+                cell_id=info.origin.cell_id,
+                username=info.origin.username,
+            )
+        entry.update(fields)
+        self.journal.append(event, **{k: v for k, v in entry.items() if v is not None})
+
+    # -- requests ------------------------------------------------------------------------
+
+    def origin(self) -> Origin:
+        """Where a call being made now comes from."""
+        context = frontend.caller_context()
+        return Origin(
+            kernel_id=self.kernel_id,
+            notebook_path=self.notebook_path,
+            cell_id=context["cell_id"],
+            username=context["username"],
+            session=context["session"],
+        )
+
+    def show(self, info: RequestInfo) -> None:
+        """Display the card of ``info`` in the current output; start its answer clock."""
+        if self.shell is None or getattr(self.shell, "kernel", None) is None:
+            self.store.mark_shown(info.id)
+            return
+        from IPython.display import display
+
+        from .card import ApprovalCard
+
+        card = self.cards.get(info.id)
+        if card is None:
+            card = ApprovalCard(self, info)
+            self.cards[info.id] = card
+        # One card per request per cell run: a loop of identical calls shows it once.
+        execution = (frontend.current_parent().get("header") or {}).get("msg_id")
+        if card.shown_in != execution or execution is None:
+            card.shown_in = execution
+            display(card)
+        self.store.mark_shown(info.id)
+
+    def decide_from_frontend(
+        self,
+        request_id: object,
+        decision: object,
+        fingerprint: object,
+        reason: object = "",
+        channel: str = "card",
+    ) -> RequestInfo:
+        """Apply a decision, only if the kernel is handling a frontend's comm message now."""
+        if not frontend.from_frontend():
+            msg_type = frontend.current_message_type()
+            info = self.store.get(request_id) if isinstance(request_id, str) else None
+            self.journal_event(
+                "refused",
+                info,
+                code=errors.ApprovalNotFromFrontend.code,
+                attempted=str(decision)[:20],
+                channel=channel,
+                message_type=msg_type,
+                **({} if info else {"request_id": str(request_id)[:64]}),
+            )
+            raise errors.ApprovalNotFromFrontend(
+                "Decisions count only when a person makes them in the notebook UI; this one "
+                f"came from code running in the kernel (message {msg_type!r}). Nothing was "
+                "decided and nothing ran.",
+                request_id=request_id if isinstance(request_id, str) else None,
+                message_type=msg_type,
+            )
+        if not isinstance(request_id, str):
+            raise errors.ApprovalMalformedDecision("The request id must be text.", field="id")
+        return self.store.decide(request_id, decision, fingerprint, reason, channel)
+
+    def dismiss(self, request_id: str, channel: str) -> None:
+        """The card was closed: a pending request ends without running.
+
+        No frontend check: dismissing only ever stops a run, so any caller may do it; the
+        journal records who (the channel and the message type).
+        """
+        info = self.store.get(request_id)
+        if info is not None and info.status is Status.PENDING:
+            self._dismissed_by[request_id] = (channel, frontend.current_message_type())
+            self.store.dismiss(request_id)
+
+    async def until_ended(self, request_id: str, timeout: float | None) -> None:
+        """Wait until the request is no longer pending (decided, ended, or timed out)."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        self._waiters.setdefault(request_id, []).append((loop, future))
+        info = self.store.get(request_id)
+        if info is None or info.status is not Status.PENDING:
+            self._wake(request_id)
+        remaining = max(0.0, info.expires_at - self.store.clock.wall()) if info else 0.0
+        limit = remaining + 0.5 if timeout is None else min(timeout, remaining + 0.5)
+        try:
+            await asyncio.wait_for(future, limit)
+        except asyncio.TimeoutError:
+            self.store.sweep()
+        finally:
+            waiters = self._waiters.get(request_id, [])
+            if (loop, future) in waiters:
+                waiters.remove((loop, future))
+            if not waiters:
+                self._waiters.pop(request_id, None)
+
+    # -- events --------------------------------------------------------------------------
+
+    def _on_event(self, event: str, info: RequestInfo, fields: dict[str, Any]) -> None:
+        if event == "dismissed" and info.id in self._dismissed_by:
+            channel, msg_type = self._dismissed_by.pop(info.id)
+            fields = {**fields, "channel": channel, "message_type": msg_type}
+        self.journal_event(event, info, **fields)
+        card = self.cards.get(info.id)
+        if card is not None:
+            card.refresh(info, event=event, fields=fields)
+        if info.status is not Status.PENDING:
+            self._wake(info.id)
+        if self.endpoint is not None:
+            self.endpoint.broadcast_changed()
+        self._trim_cards()
+
+    def _wake(self, request_id: str) -> None:
+        for loop, future in list(self._waiters.get(request_id, [])):
+            loop.call_soon_threadsafe(_resolve, future)
+
+    def _trim_cards(self) -> None:
+        live = {info.id for info in self.store.live()}
+        ended = [rid for rid in self.cards if rid not in live]
+        for request_id in ended[: max(0, len(ended) - _ENDED_CARDS_KEPT)]:
+            self.cards.pop(request_id).close_quietly()
+
+    def _sweep_forever(self) -> None:
+        while not self._stop.wait(_SWEEP_INTERVAL_S):
+            try:
+                self.store.sweep()
+            except Exception:  # a sweep must never kill the thread that ends stale requests
+                log.exception("approval sweep failed")
+
+    def describe_ignored(self) -> list[IgnoredSetting]:
+        """Configured values that were too loose and were not applied."""
+        return list(self.ignored_settings)
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)

@@ -1,0 +1,63 @@
+"""Cells and steps shared by the kernel tests."""
+
+from __future__ import annotations
+
+import time
+
+from jupyter_approvals.testing import Execution, KernelFrontend, Widget
+
+# A protected writer whose subject includes the target file's current content.
+SETUP = """
+import jupyter_approvals as ja
+from pathlib import Path
+runs = []
+
+@ja.protected("table.write", summary="Overwrite {path}",
+              subject=lambda text, path: ja.FileContent(path), target="path")
+def save(text, path):
+    runs.append(path)
+    Path(path).write_text(text)
+    return f"wrote {len(text)} chars"
+"""
+
+#: How long a person takes at least; answers sooner are auto-answered.
+HUMAN_PAUSE_S = 1.2
+
+
+def run(fe: KernelFrontend, code: str) -> Execution:
+    """Execute a cell and fail loudly on an unexpected kernel-side problem."""
+    result = fe.execute(code)
+    assert result.status in ("ok", "error"), result
+    return result
+
+
+def pending_call(fe: KernelFrontend, code: str) -> Widget:
+    """Run a protected call that must end pending, and return the card it displayed."""
+    result = run(fe, code)
+    assert result.ename == "ApprovalPending", (result.ename, result.evalue)
+    return fe.cards()[-1]
+
+
+def approve_as_person(fe: KernelFrontend, card: Widget, decision: str = "approve",
+                      reason: str = "") -> Widget:
+    """Wait like a person, press the button, and return the card's new state."""
+    time.sleep(HUMAN_PAUSE_S)
+    fe.click(card, decision, reason=reason)
+    return wait_for_state(fe, card, lambda s: s["state"] != "pending" or s.get("notice"))
+
+
+def wait_for_state(fe: KernelFrontend, card: Widget, predicate, timeout: float = 10) -> Widget:
+    """Pump iopub until the card's synced state satisfies ``predicate``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        current = fe.card(card.model_id)
+        if predicate(current.state):
+            return current
+    raise AssertionError(f"card never reached the state; last: {fe.card(card.model_id).state}")
+
+
+def value(fe: KernelFrontend, expression: str) -> str:
+    """The text/plain of an expression evaluated in the kernel."""
+    result = run(fe, expression)
+    assert result.status == "ok", result.evalue
+    return result.data()[-1]
