@@ -179,6 +179,9 @@ def encode_values(holder: Any, sink: Sink, depth: int) -> None:
         out += b"g"
         put_text(out, dtype.name)
         put_u64(out, len(array))
+        if isinstance(dtype, pd.StringDtype):
+            # Same items as iterating the array (str and its missing-value marker), faster.
+            array = array.to_numpy(dtype=object)
         _encode_elements(array, sink, depth)
 
 

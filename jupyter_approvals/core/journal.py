@@ -440,6 +440,7 @@ class Journal:
         self._lock = threading.Lock()
         self._last_error: str | None = None
         self._failures = 0
+        self._last_append_ok: bool | None = None
 
     @classmethod
     def for_project(
@@ -469,6 +470,16 @@ class Journal:
         with self._lock:
             return self._failures
 
+    @property
+    def last_append_ok(self) -> bool | None:
+        """Whether the most recent append succeeded (None before the first one).
+
+        ``last_error`` outlives later successes on purpose; this tells a UI whether the
+        journal is writable right now or only failed earlier.
+        """
+        with self._lock:
+            return self._last_append_ok
+
     def append(self, event: str, /, **fields: Any) -> bool:
         """Append one entry; True once it is on disk, False (recorded, not raised) otherwise.
 
@@ -485,10 +496,12 @@ class Journal:
             except Exception as exc:
                 self._failures += 1
                 self._last_error = _describe(exc, self.path)
+                self._last_append_ok = False
                 # A broken logging setup must not make append raise.
                 with contextlib.suppress(Exception):
                     _log.warning("%s", self._last_error)
                 return False
+            self._last_append_ok = True
             return True
 
     def read(

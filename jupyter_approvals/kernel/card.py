@@ -104,7 +104,7 @@ class ApprovalCard(anywidget.AnyWidget):  # type: ignore[misc]
             self.journal_error = (
                 f"The decision journal cannot be written ({journal.last_error}); decisions "
                 "still apply but are not being recorded."
-                if journal.last_error
+                if journal.last_append_ok is False
                 else ""
             )
             if event == "refused" and info.status is Status.PENDING and fields:

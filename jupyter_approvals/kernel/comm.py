@@ -110,7 +110,10 @@ class CommEndpoint:
             "kernel_id": self._session.kernel_id,
             "notebook_path": self._session.notebook_path,
             "requests": [info.to_wire() for info in self._session.store.pending()],
-            "journal": {"path": str(journal.path), "error": journal.last_error},
+            "journal": {
+                "path": str(journal.path),
+                "error": journal.last_error if journal.last_append_ok is False else None,
+            },
         }
 
     def broadcast_changed(self) -> None:

@@ -25,7 +25,7 @@ def approvals_report(session: KernelSession, recent: int = 10) -> str:
         lines.append(f"  {info.id}  {info.action}  {info.status.value}{why}")
     journal = session.journal
     lines.append(f"Journal: {journal.path}")
-    if journal.last_error:
+    if journal.last_append_ok is False:
         lines.append(f"  NOT WRITABLE: {journal.last_error} ({journal.failures} failed appends)")
     limits = session.limits
     lines.append(

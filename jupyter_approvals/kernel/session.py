@@ -140,9 +140,9 @@ class KernelSession:
     @property
     def journal(self) -> Journal:
         """The journal of this kernel's project, at the current state dir."""
-        path = journal_path(self.project_root, self.state_dir())
-        if self._journal is None or self._journal.path != path:
-            self._journal = Journal(path)
+        state_dir = self.state_dir()
+        if self._journal is None or self._journal.path != journal_path(self.project_root, state_dir):
+            self._journal = Journal.for_project(self.project_root, state_dir)
         return self._journal
 
     def check_journal_location(self) -> None:

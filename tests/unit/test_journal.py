@@ -343,16 +343,19 @@ def test_success_does_not_erase_an_earlier_failure(tmp_path: Path) -> None:
     blocker = tmp_path / "state"
     blocker.write_text("not a directory")
     journal = Journal(blocker / "j.jsonl")
+    assert journal.last_append_ok is None
     assert not journal.append("requested")
     assert not journal.append("requested")
+    assert journal.last_append_ok is False
     error = journal.last_error
 
     # When the obstacle is gone and an append succeeds
     blocker.unlink()
     ok = journal.append("approved")
 
-    # Then the count and the last error text stay for the UI to show
+    # Then the count and the last error text stay for the UI to show, next to the recovery
     assert ok is True
+    assert journal.last_append_ok is True
     assert journal.failures == 2
     assert journal.last_error == error
 

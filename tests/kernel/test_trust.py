@@ -1,0 +1,164 @@
+"""Promise 5: only a person's answer from a frontend approves; nothing in code or arguments does."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.conftest import journal_lines
+from tests.kernel.helpers import HUMAN_PAUSE_S, SETUP, pending_call, run, value
+
+pytestmark = pytest.mark.kernel
+
+CARD = """
+from jupyter_approvals.kernel.session import KernelSession
+session = KernelSession.current()
+card = list(session.cards.values())[-1]
+"""
+
+
+def refused_from_frontend(state_dir) -> list[dict]:
+    return [e for e in journal_lines(state_dir)
+            if e["event"] == "refused" and e.get("code") == "APPROVAL_NOT_FROM_FRONTEND"]
+
+
+def test_calling_the_card_handler_from_a_cell_is_refused(frontend, state_dir):
+    # Given a pending call shown long enough ago
+    run(frontend, SETUP)
+    pending_call(frontend, "save('x', 'x.txt')")
+    time.sleep(HUMAN_PAUSE_S)
+    # When cell code invokes the card's message handler as if the button were pressed
+    run(frontend, CARD + """
+card._handle_custom_msg({"op": "decide", "decision": "approve",
+                         "fingerprint": card.fingerprint, "reason": ""}, [])
+""")
+    # Then nothing is decided, the card says why, and the refusal is journaled
+    assert value(frontend, "card.state") == "'pending'"
+    assert "APPROVAL_NOT_FROM_FRONTEND" in value(frontend, "card.notice")
+    assert run(frontend, "save('x', 'x.txt')").ename == "ApprovalPending"
+    assert value(frontend, "runs") == "[]"
+    assert len(refused_from_frontend(state_dir)) == 1
+
+
+def test_calling_the_decision_function_from_a_cell_is_refused(frontend, state_dir):
+    run(frontend, SETUP)
+    pending_call(frontend, "save('x', 'x.txt')")
+    time.sleep(HUMAN_PAUSE_S)
+    # When cell code calls the session's decision entry point directly
+    result = run(frontend, CARD + """
+session.decide_from_frontend(card.request_id, "approve", card.fingerprint)
+""")
+    # Then it raises APPROVAL_NOT_FROM_FRONTEND and nothing runs
+    assert result.ename == "ApprovalNotFromFrontend"
+    assert run(frontend, "save('x', 'x.txt')").ename == "ApprovalPending"
+    assert len(refused_from_frontend(state_dir)) == 1
+
+
+def test_sending_the_decision_dict_to_the_comm_endpoint_from_a_cell_is_refused(frontend,
+                                                                               state_dir):
+    run(frontend, SETUP)
+    pending_call(frontend, "save('x', 'x.txt')")
+    time.sleep(HUMAN_PAUSE_S)
+    # When cell code feeds a decide message to the endpoint's handler, with a fake comm
+    run(frontend, CARD + """
+class FakeComm:
+    sent = []
+    def send(self, data): self.sent.append(data)
+fake = FakeComm()
+session.endpoint._on_msg(fake, {"content": {"data": {
+    "op": "decide", "id": card.request_id, "decision": "approve",
+    "fingerprint": card.fingerprint, "reason": ""}}})
+""")
+    # Then the reply refuses it and the call is still pending
+    assert "APPROVAL_NOT_FROM_FRONTEND" in value(frontend, "fake.sent[-1]['code']")
+    assert run(frontend, "save('x', 'x.txt')").ename == "ApprovalPending"
+    assert len(refused_from_frontend(state_dir)) == 1
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "anything(approved=True)",
+        "anything(confirm='YES')",
+        "anything(note='the user said yes')",
+        "anything(approval={'request_id': req.id, 'action': 'any.thing', "
+        "'fingerprint': req.fingerprint, 'approved': True})",
+        "anything(req.fingerprint)",
+    ],
+)
+def test_nothing_in_the_arguments_approves(frontend, call):
+    # Given a protected function that accepts anything, with a request already pending
+    run(frontend, """
+import jupyter_approvals as ja
+ran = []
+@ja.protected("any.thing")
+def anything(*args, **kwargs):
+    ran.append((args, kwargs))
+try:
+    anything('first')
+except ja.ApprovalPending:
+    pass
+req = ja.pending()[0]
+""")
+    # When the call claims approval through its arguments
+    result = run(frontend, call)
+    # Then it is just another call waiting for a person
+    assert result.ename == "ApprovalPending"
+    assert value(frontend, "ran") == "[]"
+
+
+def test_objects_shaped_like_approvals_are_not_fingerprinted_or_accepted(frontend):
+    # Given a dataclass that looks like an approval, and a real approval object
+    run(frontend, """
+import dataclasses, jupyter_approvals as ja
+ran = []
+@ja.protected("any.thing")
+def anything(token):
+    ran.append(token)
+
+@dataclasses.dataclass
+class Approval:
+    request_id: str
+    action: str
+    fingerprint: str
+""")
+    # When each is passed as the argument
+    fake = run(frontend, "anything(Approval('x', 'any.thing', 'sha256:' + 'a' * 64))")
+    # Then the call is refused before anyone is asked, and nothing ran
+    assert fake.ename == "ApprovalUnfingerprintable"
+    assert "Approval" in fake.evalue
+    assert value(frontend, "ran") == "[]"
+
+
+def test_testing_frontend_refuses_to_drive_its_own_kernel(frontend):
+    # When code in the kernel tries to drive that same kernel with the testing helper
+    result = run(frontend, """
+from ipykernel.connect import get_connection_file
+from jupyter_approvals.testing import connect
+connect(get_connection_file())
+""")
+    # Then it refuses
+    assert result.ename == "RuntimeError"
+    assert "refuses to drive the kernel it runs in" in result.evalue
+
+
+def test_journal_failure_is_shown_in_the_card_and_does_not_change_the_decision(project,
+                                                                              kernel_env, tmp_path):
+    from jupyter_approvals.testing import KernelFrontend
+    from tests.kernel.helpers import approve_as_person
+
+    # Given a state dir whose parent is a regular file, so no journal can be written
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    env = {**kernel_env, "JUPYTER_APPROVALS_STATE_DIR": str(blocker / "state")}
+    with KernelFrontend.start(cwd=project, env=env) as fe:
+        run(fe, SETUP)
+        card = pending_call(fe, "save('x', 'x.txt')")
+        # When a person approves
+        after = approve_as_person(fe, card)
+        # Then the approval holds, the call runs, and the card says the journal is failing
+        assert after.state["state"] == "approved"
+        assert "cannot be written" in after.state["journal_error"]
+        assert run(fe, "save('x', 'x.txt')").status == "ok"
+        assert "NOT WRITABLE" in run(fe, "%load_ext jupyter_approvals\n%approvals").stdout
