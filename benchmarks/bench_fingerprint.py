@@ -111,9 +111,7 @@ def machine_facts() -> dict[str, str]:
 
 def bench_array(size: int, repeat: int) -> tuple[float, float]:
     array = np.random.default_rng(0).random(size // 8)
-    base, ours = best_of(
-        repeat, lambda: hashlib.sha256(array).digest(), lambda: fingerprint(array)
-    )
+    base, ours = best_of(repeat, lambda: hashlib.sha256(array).digest(), lambda: fingerprint(array))
     return base, ours
 
 

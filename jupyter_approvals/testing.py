@@ -107,8 +107,14 @@ class KernelFrontend:
         """Run ``code`` as a cell (with a cell id, as JupyterLab sends) and collect outputs."""
         msg = self.client.session.msg(
             "execute_request",
-            {"code": code, "silent": False, "store_history": True, "user_expressions": {},
-             "allow_stdin": False, "stop_on_error": True},
+            {
+                "code": code,
+                "silent": False,
+                "store_history": True,
+                "user_expressions": {},
+                "allow_stdin": False,
+                "stop_on_error": True,
+            },
             metadata={"cellId": cell_id or uuid.uuid4().hex},
         )
         self.client.shell_channel.send(msg)
@@ -118,8 +124,14 @@ class KernelFrontend:
         """Start ``code`` without waiting; pass the returned id to :meth:`collect`."""
         msg = self.client.session.msg(
             "execute_request",
-            {"code": code, "silent": False, "store_history": True, "user_expressions": {},
-             "allow_stdin": False, "stop_on_error": True},
+            {
+                "code": code,
+                "silent": False,
+                "store_history": True,
+                "user_expressions": {},
+                "allow_stdin": False,
+                "stop_on_error": True,
+            },
             metadata={"cellId": cell_id or uuid.uuid4().hex},
         )
         self.client.shell_channel.send(msg)
@@ -149,16 +161,20 @@ class KernelFrontend:
     def cards(self) -> list[Widget]:
         """Approval card models seen so far, in the order they were created."""
         self.pump()
-        return [w for w in self.widgets.values() if w.state.get("_anywidget_id", "").endswith(
-            CARD_MODEL)]
+        return [
+            w
+            for w in self.widgets.values()
+            if w.state.get("_anywidget_id", "").endswith(CARD_MODEL)
+        ]
 
     def card(self, model_id: str) -> Widget:
         """The latest synced state of one card."""
         self.pump()
         return self.widgets[model_id]
 
-    def click(self, card: Widget, decision: str, reason: str = "",
-              fingerprint: str | None = None) -> None:
+    def click(
+        self, card: Widget, decision: str, reason: str = "", fingerprint: str | None = None
+    ) -> None:
         """Press Approve or Reject in a card, sending the fingerprint it displays."""
         shown = card.state.get("fingerprint") if fingerprint is None else fingerprint
         self.send_widget_message(
@@ -172,8 +188,9 @@ class KernelFrontend:
 
     def send_widget_message(self, model_id: str, content: dict[str, Any]) -> None:
         """Send a widget ``custom`` message, as a widget view's ``model.send`` does."""
-        self._send("comm_msg", {"comm_id": model_id,
-                                "data": {"method": "custom", "content": content}})
+        self._send(
+            "comm_msg", {"comm_id": model_id, "data": {"method": "custom", "content": content}}
+        )
 
     # -- the jupyter_approvals comm -----------------------------------------------------
 
@@ -181,19 +198,37 @@ class KernelFrontend:
         """Ask the kernel's endpoint for its pending requests (opens the comm on first use)."""
         return self._request({"op": "list"}, "pending", timeout)
 
-    def decide(self, request_id: str, decision: str, fingerprint: str, reason: str = "",
-               channel: str = "sidebar", timeout: float = 10) -> dict[str, Any]:
+    def decide(
+        self,
+        request_id: str,
+        decision: str,
+        fingerprint: str,
+        reason: str = "",
+        channel: str = "sidebar",
+        timeout: float = 10,
+    ) -> dict[str, Any]:
         """Send a decision through the endpoint, as the sidebar does; returns ``decided``."""
-        return self._request({"op": "decide", "id": request_id, "decision": decision,
-                              "fingerprint": fingerprint, "reason": reason,
-                              "channel": channel}, "decided", timeout)
+        return self._request(
+            {
+                "op": "decide",
+                "id": request_id,
+                "decision": decision,
+                "fingerprint": fingerprint,
+                "reason": reason,
+                "channel": channel,
+            },
+            "decided",
+            timeout,
+        )
 
     def send_endpoint(self, data: object) -> None:
         """Send any payload on the endpoint comm (tests of malformed messages)."""
         self._ensure_endpoint()
         self._send("comm_msg", {"comm_id": self._endpoint, "data": data})
 
-    def endpoint_messages(self, op: str | None = None, timeout: float = 0.2) -> list[dict]:
+    def endpoint_messages(
+        self, op: str | None = None, timeout: float = 0.2
+    ) -> list[dict[str, Any]]:
         """Messages the endpoint sent so far, optionally only those with ``op``."""
         self.pump(timeout)
         return [m for m in self._endpoint_messages if op is None or m.get("op") == op]
@@ -201,8 +236,10 @@ class KernelFrontend:
     def _ensure_endpoint(self) -> None:
         if self._endpoint is None:
             self._endpoint = uuid.uuid4().hex
-            self._send("comm_open", {"comm_id": self._endpoint,
-                                     "target_name": APPROVALS_TARGET, "data": {}})
+            self._send(
+                "comm_open",
+                {"comm_id": self._endpoint, "target_name": APPROVALS_TARGET, "data": {}},
+            )
 
     def _request(self, data: dict[str, Any], reply_op: str, timeout: float) -> dict[str, Any]:
         self._ensure_endpoint()

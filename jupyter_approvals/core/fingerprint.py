@@ -121,7 +121,7 @@ def _read_file_digest(path: pathlib.Path) -> tuple[int, bytes] | None:
         if path.is_dir():
             raise Refused(FileContent, f"{str(path)!r} is a directory") from None
         raise Refused(FileContent, f"cannot open {str(path)!r}: {exc.strerror}") from None
-    with open(fd, "rb", buffering=0) as handle:
+    try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
             raise Refused(FileContent, f"{str(path)!r} is a directory")
@@ -129,6 +129,11 @@ def _read_file_digest(path: pathlib.Path) -> tuple[int, bytes] | None:
             raise Refused(FileContent, f"{str(path)!r} is not a regular file")
         if flags & getattr(os, "O_NONBLOCK", 0):
             os.set_blocking(fd, True)
+        handle = open(fd, "rb", buffering=0)  # noqa: SIM115 (owns fd from here; closed below)
+    except BaseException:
+        os.close(fd)
+        raise
+    with handle:
         hasher = hashlib.sha256()
         buffer = bytearray(CHUNK)
         view = memoryview(buffer)

@@ -81,7 +81,9 @@ def require_lease(*actions: str) -> Lease:
         raise TypeError("require_lease() needs at least one action name")
     lease = _current.get()
     if lease is None or lease.action not in actions:
-        running = f"inside an approved run of {lease.action!r}" if lease else "outside any approved run"
+        running = (
+            f"inside an approved run of {lease.action!r}" if lease else "outside any approved run"
+        )
         raise ApprovalRequired(
             f"This operation needs an approval for {' or '.join(map(repr, actions))}; "
             f"it was called {running}. Nothing ran. Call the protected function instead.",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 #: A pending request that nobody answers within this many seconds times out.
 MAX_REQUEST_TIMEOUT_S = 600.0
@@ -85,7 +85,7 @@ def tightened(**requested: float) -> tuple[Limits, list[IgnoredSetting]]:
     Unknown names raise ``TypeError``: a misspelt setting must not pass silently.
     """
     defaults = Limits()
-    applied: dict[str, float] = {}
+    applied: dict[str, Any] = {}
     ignored: list[IgnoredSetting] = []
     for name, value in requested.items():
         if name not in _SMALLER_IS_STRICTER:
@@ -94,7 +94,9 @@ def tightened(**requested: float) -> tuple[Limits, list[IgnoredSetting]]:
         looser = value > bound if smaller_is_stricter else value < bound
         if looser:
             ignored.append(
-                IgnoredSetting(name, value, bound, "would loosen a promised limit; kept at the bound")
+                IgnoredSetting(
+                    name, value, bound, "would loosen a promised limit; kept at the bound"
+                )
             )
             continue
         floor = _FLOORS.get(name)

@@ -274,7 +274,9 @@ class ApprovalStore:
 
     # -- calls -------------------------------------------------------------------------
 
-    def claim(self, action: str, fingerprint: str, slot: str | None = None) -> Lease | RequestInfo | None:
+    def claim(
+        self, action: str, fingerprint: str, slot: str | None = None
+    ) -> Lease | RequestInfo | None:
         """What a protected call of (action, fingerprint) may do now.
 
         Returns a :class:`Lease` when an approval matches exactly (consumed now), the pending
@@ -311,8 +313,13 @@ class ApprovalStore:
                     except (errors.ApprovalScopeMismatch, errors.ApprovalFingerprintMismatch) as e:
                         request.code = e.code
                         self._end(request, Status.REFUSED)
-                        self._emit("refused", request, code=e.code, attempted_action=action,
-                                   attempted_fingerprint=fingerprint)
+                        self._emit(
+                            "refused",
+                            request,
+                            code=e.code,
+                            attempted_action=action,
+                            attempted_fingerprint=fingerprint,
+                        )
                         raise
             return None
 
@@ -326,9 +333,7 @@ class ApprovalStore:
             return self._redeem_locked(approval, action, fingerprint)
 
     def _redeem_locked(self, approval: object, action: str, fingerprint: str) -> Lease:
-        issued = (
-            self._issued.get(approval.request_id) if isinstance(approval, Approval) else None
-        )
+        issued = self._issued.get(approval.request_id) if isinstance(approval, Approval) else None
         if not isinstance(approval, Approval) or issued is not approval:
             raise errors.ApprovalNotIssued(
                 "This object is not an approval issued by this kernel. Approvals come only "
@@ -354,9 +359,13 @@ class ApprovalStore:
                 fingerprint=fingerprint,
             )
         request = self._live.get(approval.request_id) or self._ended.get(approval.request_id)
-        if request is None or request.status is Status.EXPIRED or (
-            request.status is Status.APPROVED
-            and self.clock.monotonic() >= approval.expires_mono
+        if (
+            request is None
+            or request.status is Status.EXPIRED
+            or (
+                request.status is Status.APPROVED
+                and self.clock.monotonic() >= approval.expires_mono
+            )
         ):
             if request is not None and request.status is Status.APPROVED:
                 self._expire(request)

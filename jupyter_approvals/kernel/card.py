@@ -44,7 +44,7 @@ _STATE_MESSAGES = {
 }
 
 
-class ApprovalCard(anywidget.AnyWidget):  # type: ignore[misc]
+class ApprovalCard(anywidget.AnyWidget):
     """One request's card. Created by the kernel session; never constructed by callers."""
 
     _esm = _ESM
@@ -64,9 +64,7 @@ class ApprovalCard(anywidget.AnyWidget):  # type: ignore[misc]
         sync=True
     )
     origin = Unicode(help="Where the request came from.").tag(sync=True)
-    journal_error = Unicode(help="Why the journal cannot be written, if it cannot.").tag(
-        sync=True
-    )
+    journal_error = Unicode(help="Why the journal cannot be written, if it cannot.").tag(sync=True)
     min_answer_ms = Int(1000, help="Answers sooner than this are not counted.").tag(sync=True)
 
     def __init__(self, session: KernelSession, info: RequestInfo) -> None:

@@ -67,8 +67,14 @@ class CommEndpoint:
         data = (msg.get("content") or {}).get("data")
         size = len(json.dumps(data, default=str))
         if size > MAX_MESSAGE_BYTES:
-            self._send(comm, _error(errors.ApprovalTooLarge(
-                f"The message has {size} bytes; at most {MAX_MESSAGE_BYTES} are read.")))
+            self._send(
+                comm,
+                _error(
+                    errors.ApprovalTooLarge(
+                        f"The message has {size} bytes; at most {MAX_MESSAGE_BYTES} are read."
+                    )
+                ),
+            )
             return
         op = data.get("op") if isinstance(data, dict) else None
         if op == "list":
@@ -76,8 +82,15 @@ class CommEndpoint:
         elif op == "decide" and isinstance(data, dict):
             self._send(comm, self._decide(data))
         else:
-            self._send(comm, _error(errors.ApprovalMalformedMessage(
-                f"Unknown or missing op {op!r}; expected 'list' or 'decide'.", op=str(op)[:40])))
+            self._send(
+                comm,
+                _error(
+                    errors.ApprovalMalformedMessage(
+                        f"Unknown or missing op {op!r}; expected 'list' or 'decide'.",
+                        op=str(op)[:40],
+                    )
+                ),
+            )
 
     def _decide(self, data: dict[str, Any]) -> dict[str, Any]:
         request_id = data.get("id")

@@ -12,8 +12,8 @@ import asyncio
 import functools
 import inspect
 import reprlib
-from collections.abc import Callable, Mapping
-from typing import Any, Generic, ParamSpec, TypeVar
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Generic, ParamSpec, TypeVar, cast
 
 from ..core import errors
 from ..core.fingerprint import fingerprint, short_fingerprint
@@ -85,7 +85,7 @@ class ProtectedFunction(Generic[P, R]):
         _check_can_wait(session)
         while True:
             try:
-                result = self(*args, **kwargs)
+                result: Any = self(*args, **kwargs)
             except errors.ApprovalPending as pending:
                 # Returns once the request is decided or ended, or at its deadline at the latest.
                 await session.until_ended(pending.details["request_id"], None)
@@ -148,8 +148,9 @@ class ProtectedFunction(Generic[P, R]):
 
     async def _run_async(self, session: KernelSession, lease: Lease, call: _Call) -> Any:
         try:
+            coroutine_fn = cast(Callable[..., Awaitable[Any]], self.fn)
             result = await run_approved_async(
-                lease, self.fn, *call.bound.args, **call.bound.kwargs  # type: ignore[arg-type]
+                lease, coroutine_fn, *call.bound.args, **call.bound.kwargs
             )
         except BaseException as exc:
             session.store.finish(lease, exc)
@@ -235,15 +236,16 @@ def _check_can_wait(session: KernelSession) -> None:
             "awaits; this process is not one. Call the function without wait() instead.",
             reason="not in a Jupyter kernel",
         )
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed_version
+
     try:
-        import ipykernel
-    except ImportError:  # pragma: no cover - a kernel without ipykernel is not ours to judge
-        version: tuple[int, ...] = ()
-    else:
-        version = tuple(int(p) for p in ipykernel.__version__.split(".")[:2] if p.isdigit())
-    if version < (7, 0):
+        release = installed_version("ipykernel")
+    except PackageNotFoundError:
+        release = "none"
+    if tuple(int(p) for p in release.split(".")[:2] if p.isdigit()) < (7, 0):
         raise errors.ApprovalWaitUnsupported(
-            f"wait() needs ipykernel 7 or newer (this kernel runs {ipykernel.__version__}), "
+            f"wait() needs ipykernel 7 or newer (this kernel runs {release}), "
             "which handles widget messages while a cell awaits. Call the function without "
             "wait() instead, or upgrade ipykernel.",
             reason="ipykernel too old",

@@ -15,8 +15,7 @@ def approvals_report(session: KernelSession, recent: int = 10) -> str:
     lines.append(f"Pending approvals in this kernel: {len(pending)}")
     for info in pending:
         lines.append(
-            f"  {info.id}  {info.action}  {info.summary}  "
-            f"(answer by {iso_utc(info.expires_at)})"
+            f"  {info.id}  {info.action}  {info.summary}  (answer by {iso_utc(info.expires_at)})"
         )
     ended = session.store.recent(recent)
     lines.append(f"Recent outcomes (newest first): {len(ended)}")

@@ -21,8 +21,7 @@ from ..core import errors
 from ..core.journal import Journal
 from ..core.model import Origin, RequestInfo, Status
 from ..core.policy import Clock, IgnoredSetting, Limits
-from ..core.project import default_state_dir, ensure_outside_project, journal_path
-from ..core.project import project_root_for
+from ..core.project import default_state_dir, ensure_outside_project, journal_path, project_root_for
 from ..core.store import ApprovalStore
 from . import frontend
 
@@ -81,7 +80,10 @@ class KernelSession:
         for ignored in self.ignored_settings:
             log.warning(
                 "jupyter-approvals ignored %s=%s: %s (using %s)",
-                ignored.name, ignored.requested, ignored.why, ignored.applied,
+                ignored.name,
+                ignored.requested,
+                ignored.why,
+                ignored.applied,
             )
         self.store = ApprovalStore(self.limits, clock)
         self.kernel_id = _kernel_id() if shell is not None else None
@@ -98,7 +100,9 @@ class KernelSession:
             from .comm import CommEndpoint
 
             self.endpoint = CommEndpoint(self)
-            threading.Thread(target=self._sweep_forever, name="approvals-sweeper", daemon=True).start()
+            threading.Thread(
+                target=self._sweep_forever, name="approvals-sweeper", daemon=True
+            ).start()
 
     # -- the process-wide session --------------------------------------------------------
 
@@ -141,7 +145,9 @@ class KernelSession:
     def journal(self) -> Journal:
         """The journal of this kernel's project, at the current state dir."""
         state_dir = self.state_dir()
-        if self._journal is None or self._journal.path != journal_path(self.project_root, state_dir):
+        if self._journal is None or self._journal.path != journal_path(
+            self.project_root, state_dir
+        ):
             self._journal = Journal.for_project(self.project_root, state_dir)
         return self._journal
 
@@ -210,7 +216,7 @@ class KernelSession:
         execution = (frontend.current_parent().get("header") or {}).get("msg_id")
         if card.shown_in != execution or execution is None:
             card.shown_in = execution
-            display(card)
+            display(card)  # type: ignore[no-untyped-call]
         self.store.mark_shown(info.id)
 
     def decide_from_frontend(

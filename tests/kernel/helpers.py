@@ -38,8 +38,9 @@ def pending_call(fe: KernelFrontend, code: str) -> Widget:
     return fe.cards()[-1]
 
 
-def approve_as_person(fe: KernelFrontend, card: Widget, decision: str = "approve",
-                      reason: str = "") -> Widget:
+def approve_as_person(
+    fe: KernelFrontend, card: Widget, decision: str = "approve", reason: str = ""
+) -> Widget:
     """Wait like a person, press the button, and return the card's new state."""
     time.sleep(HUMAN_PAUSE_S)
     fe.click(card, decision, reason=reason)

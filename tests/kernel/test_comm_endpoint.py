@@ -27,7 +27,8 @@ def test_list_returns_pending_requests_with_the_documented_fields(frontend):
     assert request["summary"] == "Overwrite x.txt"
     assert request["preview"] == "text = 'x'\npath = 'x.txt'"
     for key in ("created_at", "expires_at"):
-        assert request[key].endswith("Z") and "T" in request[key]
+        assert request[key].endswith("Z")
+        assert "T" in request[key]
     assert request["cell_id"]
 
 
@@ -39,7 +40,8 @@ def test_changes_are_pushed_without_asking(frontend):
     pending_call(frontend, "save('x', 'x.txt')")
     # Then a changed message with it arrives unasked
     changed = frontend.endpoint_messages("changed", timeout=1)
-    assert changed and len(changed[-1]["requests"]) == 1
+    assert changed
+    assert len(changed[-1]["requests"]) == 1
 
 
 def test_decision_from_the_sidebar_runs_the_call_once(frontend, state_dir):
@@ -51,8 +53,14 @@ def test_decision_from_the_sidebar_runs_the_call_once(frontend, state_dir):
     time.sleep(HUMAN_PAUSE_S)
     reply = frontend.decide(request_id, "approve", fp)
     # Then it is approved, the card follows, and the call runs
-    assert reply == {"op": "decided", "id": request_id, "ok": True, "code": None,
-                     "message": "", "status": "approved"}
+    assert reply == {
+        "op": "decided",
+        "id": request_id,
+        "ok": True,
+        "code": None,
+        "message": "",
+        "status": "approved",
+    }
     assert run(frontend, "save('x', 'x.txt')").status == "ok"
     approved = [e for e in journal_lines(state_dir) if e["event"] == "approved"]
     assert approved[0]["channel"] == "sidebar"
@@ -97,7 +105,8 @@ def test_malformed_messages_get_a_coded_error(frontend, payload, code):
     replies = []
     while time.monotonic() < deadline and not replies:
         replies = [m for m in frontend.endpoint_messages() if m.get("code")]
-    assert replies and replies[-1]["code"] == code
+    assert replies
+    assert replies[-1]["code"] == code
 
 
 def test_magic_reports_pending_and_journal(frontend, state_dir):

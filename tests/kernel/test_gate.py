@@ -10,8 +10,7 @@ from tests.kernel.helpers import SETUP, approve_as_person, pending_call, run, va
 pytestmark = pytest.mark.kernel
 
 
-def test_approved_call_runs_once_and_a_third_call_is_pending_again(frontend, project,
-                                                                   state_dir):
+def test_approved_call_runs_once_and_a_third_call_is_pending_again(frontend, project, state_dir):
     # Given a protected writer and a pending call
     run(frontend, SETUP)
     card = pending_call(frontend, "save('a,b\\n1,2', 'sales.csv')")
@@ -64,14 +63,17 @@ def test_changed_target_file_after_approval_is_a_fingerprint_mismatch(frontend, 
 
 def test_approval_for_one_action_does_not_run_another(frontend):
     # Given two actions over the same subject, and git.commit approved
-    run(frontend, """
+    run(
+        frontend,
+        """
 import jupyter_approvals as ja
 done = []
 @ja.protected("git.commit")
 def commit(repo): done.append("commit")
 @ja.protected("git.push")
 def push(repo): done.append("push")
-""")
+""",
+    )
     card = pending_call(frontend, "commit('.')")
     approve_as_person(frontend, card)
     # When git.push is called with the same subject
@@ -106,6 +108,7 @@ def test_answer_within_a_second_is_auto_answered(frontend, state_dir):
     # When the approve button is pressed at once
     frontend.click(card, "approve")
     from tests.kernel.helpers import wait_for_state
+
     after = wait_for_state(frontend, card, lambda s: s["state"] != "pending")
     result = run(frontend, "save('x', 'x.txt')")
     # Then it counted as no answer, nothing ran, and the journal says so
@@ -119,7 +122,9 @@ def test_identical_calls_while_pending_make_one_request(frontend):
     # Given a protected writer
     run(frontend, SETUP)
     # When the same call is made 1,000 times in one cell
-    result = run(frontend, """
+    result = run(
+        frontend,
+        """
 codes = set()
 for _ in range(1000):
     try:
@@ -127,7 +132,8 @@ for _ in range(1000):
     except ja.ApprovalError as e:
         codes.add(e.code)
 codes, len(ja.pending())
-""")
+""",
+    )
     # Then there is one request and one card
     assert result.data()[-1] == "({'APPROVAL_PENDING'}, 1)"
     assert len(frontend.cards()) == 1
@@ -135,7 +141,9 @@ codes, len(ja.pending())
 
 def test_distinct_calls_stop_at_twenty_pending(frontend):
     run(frontend, SETUP)
-    result = run(frontend, """
+    result = run(
+        frontend,
+        """
 import collections
 codes = collections.Counter()
 for i in range(10_000):
@@ -144,7 +152,8 @@ for i in range(10_000):
     except ja.ApprovalError as e:
         codes[e.code] += 1
 dict(codes), len(ja.pending())
-""")
+""",
+    )
     assert result.data()[-1] == (
         "({'APPROVAL_PENDING': 20, 'APPROVAL_TOO_MANY_PENDING': 9980}, 20)"
     )
@@ -158,6 +167,7 @@ def test_kernel_restart_forgets_every_request(frontend, project):
     # When the kernel restarts and a person then approves the old request
     frontend.restart()
     import time
+
     time.sleep(1.2)
     run(frontend, SETUP)
     reply = frontend.decide(old_id, "approve", old_fp)
@@ -176,6 +186,7 @@ def test_withdrawn_request_cannot_be_approved_later(frontend):
     run(frontend, "save.withdraw('x', 'w.txt')")
     # When a person approves it from the sidebar
     import time
+
     time.sleep(1.2)
     reply = frontend.decide(card.state["request_id"], "approve", card.state["fingerprint"])
     # Then the decision is refused as withdrawn
@@ -188,6 +199,7 @@ def test_closing_the_card_dismisses_the_request(frontend):
     card = pending_call(frontend, "save('x', 'd.txt')")
     frontend.dismiss(card)
     from tests.kernel.helpers import wait_for_state
+
     wait_for_state(frontend, card, lambda s: s["state"] == "dismissed")
     result = run(frontend, "save('x', 'd.txt')")
     assert result.ename == "ApprovalDismissed"
@@ -196,7 +208,9 @@ def test_closing_the_card_dismisses_the_request(frontend):
 
 def test_low_level_writer_refuses_outside_an_approved_run(frontend):
     # Given a writer guarded by the lease, and a protected function that calls it
-    run(frontend, """
+    run(
+        frontend,
+        """
 import jupyter_approvals as ja
 def low_level_write(path):
     ja.require_lease("file.write")
@@ -205,7 +219,8 @@ def low_level_write(path):
 @ja.protected("file.write")
 def write(path):
     low_level_write(path)
-""")
+""",
+    )
     # When the writer is called directly
     result = run(frontend, "low_level_write('direct.txt')")
     # Then it refuses with APPROVAL_REQUIRED
@@ -219,6 +234,7 @@ def write(path):
 
 def test_journal_inside_the_project_refuses_protected_calls(project, kernel_env):
     from jupyter_approvals.testing import KernelFrontend
+
     # Given a kernel whose state dir points inside the project
     env = {**kernel_env, "JUPYTER_APPROVALS_STATE_DIR": str(project / ".state")}
     with KernelFrontend.start(cwd=project, env=env) as fe:

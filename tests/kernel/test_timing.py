@@ -49,8 +49,9 @@ def test_approval_unused_past_its_lifetime_expires(frontend, state_dir):
     assert "expired" in [e["event"] for e in journal_lines(state_dir)]
 
 
-def test_configured_shorter_timeout_ends_requests_without_any_call(project, kernel_env,
-                                                                  state_dir, tmp_path):
+def test_configured_shorter_timeout_ends_requests_without_any_call(
+    project, kernel_env, state_dir, tmp_path
+):
     from jupyter_approvals.testing import KernelFrontend
 
     # Given kernel configuration asking for a 2 s timeout (stricter) and a 1 h expiry (looser)

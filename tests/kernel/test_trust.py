@@ -19,8 +19,11 @@ card = list(session.cards.values())[-1]
 
 
 def refused_from_frontend(state_dir) -> list[dict]:
-    return [e for e in journal_lines(state_dir)
-            if e["event"] == "refused" and e.get("code") == "APPROVAL_NOT_FROM_FRONTEND"]
+    return [
+        e
+        for e in journal_lines(state_dir)
+        if e["event"] == "refused" and e.get("code") == "APPROVAL_NOT_FROM_FRONTEND"
+    ]
 
 
 def test_calling_the_card_handler_from_a_cell_is_refused(frontend, state_dir):
@@ -29,10 +32,14 @@ def test_calling_the_card_handler_from_a_cell_is_refused(frontend, state_dir):
     pending_call(frontend, "save('x', 'x.txt')")
     time.sleep(HUMAN_PAUSE_S)
     # When cell code invokes the card's message handler as if the button were pressed
-    run(frontend, CARD + """
+    run(
+        frontend,
+        CARD
+        + """
 card._handle_custom_msg({"op": "decide", "decision": "approve",
                          "fingerprint": card.fingerprint, "reason": ""}, [])
-""")
+""",
+    )
     # Then nothing is decided, the card says why, and the refusal is journaled
     assert value(frontend, "card.state") == "'pending'"
     assert "APPROVAL_NOT_FROM_FRONTEND" in value(frontend, "card.notice")
@@ -46,22 +53,28 @@ def test_calling_the_decision_function_from_a_cell_is_refused(frontend, state_di
     pending_call(frontend, "save('x', 'x.txt')")
     time.sleep(HUMAN_PAUSE_S)
     # When cell code calls the session's decision entry point directly
-    result = run(frontend, CARD + """
+    result = run(
+        frontend,
+        CARD
+        + """
 session.decide_from_frontend(card.request_id, "approve", card.fingerprint)
-""")
+""",
+    )
     # Then it raises APPROVAL_NOT_FROM_FRONTEND and nothing runs
     assert result.ename == "ApprovalNotFromFrontend"
     assert run(frontend, "save('x', 'x.txt')").ename == "ApprovalPending"
     assert len(refused_from_frontend(state_dir)) == 1
 
 
-def test_sending_the_decision_dict_to_the_comm_endpoint_from_a_cell_is_refused(frontend,
-                                                                               state_dir):
+def test_sending_the_decision_dict_to_the_comm_endpoint_from_a_cell_is_refused(frontend, state_dir):
     run(frontend, SETUP)
     pending_call(frontend, "save('x', 'x.txt')")
     time.sleep(HUMAN_PAUSE_S)
     # When cell code feeds a decide message to the endpoint's handler, with a fake comm
-    run(frontend, CARD + """
+    run(
+        frontend,
+        CARD
+        + """
 class FakeComm:
     sent = []
     def send(self, data): self.sent.append(data)
@@ -69,7 +82,8 @@ fake = FakeComm()
 session.endpoint._on_msg(fake, {"content": {"data": {
     "op": "decide", "id": card.request_id, "decision": "approve",
     "fingerprint": card.fingerprint, "reason": ""}}})
-""")
+""",
+    )
     # Then the reply refuses it and the call is still pending
     assert "APPROVAL_NOT_FROM_FRONTEND" in value(frontend, "fake.sent[-1]['code']")
     assert run(frontend, "save('x', 'x.txt')").ename == "ApprovalPending"
@@ -89,7 +103,9 @@ session.endpoint._on_msg(fake, {"content": {"data": {
 )
 def test_nothing_in_the_arguments_approves(frontend, call):
     # Given a protected function that accepts anything, with a request already pending
-    run(frontend, """
+    run(
+        frontend,
+        """
 import jupyter_approvals as ja
 ran = []
 @ja.protected("any.thing")
@@ -100,7 +116,8 @@ try:
 except ja.ApprovalPending:
     pass
 req = ja.pending()[0]
-""")
+""",
+    )
     # When the call claims approval through its arguments
     result = run(frontend, call)
     # Then it is just another call waiting for a person
@@ -110,7 +127,9 @@ req = ja.pending()[0]
 
 def test_objects_shaped_like_approvals_are_not_fingerprinted_or_accepted(frontend):
     # Given a dataclass that looks like an approval, and a real approval object
-    run(frontend, """
+    run(
+        frontend,
+        """
 import dataclasses, jupyter_approvals as ja
 ran = []
 @ja.protected("any.thing")
@@ -122,7 +141,8 @@ class Approval:
     request_id: str
     action: str
     fingerprint: str
-""")
+""",
+    )
     # When each is passed as the argument
     fake = run(frontend, "anything(Approval('x', 'any.thing', 'sha256:' + 'a' * 64))")
     # Then the call is refused before anyone is asked, and nothing ran
@@ -133,18 +153,22 @@ class Approval:
 
 def test_testing_frontend_refuses_to_drive_its_own_kernel(frontend):
     # When code in the kernel tries to drive that same kernel with the testing helper
-    result = run(frontend, """
+    result = run(
+        frontend,
+        """
 from ipykernel.connect import get_connection_file
 from jupyter_approvals.testing import connect
 connect(get_connection_file())
-""")
+""",
+    )
     # Then it refuses
     assert result.ename == "RuntimeError"
     assert "refuses to drive the kernel it runs in" in result.evalue
 
 
-def test_journal_failure_is_shown_in_the_card_and_does_not_change_the_decision(project,
-                                                                              kernel_env, tmp_path):
+def test_journal_failure_is_shown_in_the_card_and_does_not_change_the_decision(
+    project, kernel_env, tmp_path
+):
     from jupyter_approvals.testing import KernelFrontend
     from tests.kernel.helpers import approve_as_person
 

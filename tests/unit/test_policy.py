@@ -11,22 +11,29 @@ from jupyter_approvals.core.policy import Limits, tightened
 
 def test_stricter_values_apply():
     # Given stricter timeouts and a longer minimum answer time
-    limits, ignored = tightened(request_timeout_s=120, approval_ttl_s=60, min_answer_s=2.5,
-                                max_pending=5)
+    limits, ignored = tightened(
+        request_timeout_s=120, approval_ttl_s=60, min_answer_s=2.5, max_pending=5
+    )
     # Then they are in force and nothing is reported
-    assert limits == Limits(request_timeout_s=120, approval_ttl_s=60, min_answer_s=2.5,
-                            max_pending=5)
+    assert limits == Limits(
+        request_timeout_s=120, approval_ttl_s=60, min_answer_s=2.5, max_pending=5
+    )
     assert ignored == []
 
 
 def test_looser_values_are_ignored_and_reported():
     # Given values that would loosen every promise
-    limits, ignored = tightened(request_timeout_s=3600, approval_ttl_s=86400, min_answer_s=0.1,
-                                max_pending=1000)
+    limits, ignored = tightened(
+        request_timeout_s=3600, approval_ttl_s=86400, min_answer_s=0.1, max_pending=1000
+    )
     # Then the promises hold and each value is reported
     assert limits == Limits()
-    assert {i.name for i in ignored} == {"request_timeout_s", "approval_ttl_s", "min_answer_s",
-                                         "max_pending"}
+    assert {i.name for i in ignored} == {
+        "request_timeout_s",
+        "approval_ttl_s",
+        "min_answer_s",
+        "max_pending",
+    }
     assert all("loosen" in i.why for i in ignored)
 
 
@@ -50,4 +57,4 @@ def test_traitlets_config_goes_through_the_same_rule():
 
 def test_every_trait_is_configurable_with_help():
     for name, trait in ApprovalsConfig.class_traits(config=True).items():
-        assert trait.help and len(trait.help) > 30, name
+        assert len(trait.help) > 30, name

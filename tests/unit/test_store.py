@@ -58,8 +58,10 @@ def test_identical_pending_calls_share_one_request(store):
     # Given a pending request
     first, created = open_and_show(store)
     # When the identical call is opened 1,000 times
-    again = [store.open_request(action="table.write", fingerprint=FP_A, summary="s", preview="p")
-             for _ in range(1000)]
+    again = [
+        store.open_request(action="table.write", fingerprint=FP_A, summary="s", preview="p")
+        for _ in range(1000)
+    ]
     # Then there is still one request
     assert created is True
     assert {info.id for info, _ in again} == {first.id}
@@ -74,8 +76,9 @@ def test_distinct_calls_are_capped_and_memory_stays_bounded(store):
     # When 10,000 distinct calls ask for approval
     for i in range(10_000):
         try:
-            store.open_request(action="x.y", fingerprint=f"sha256:{i:064x}", summary="s",
-                               preview="p" * 100)
+            store.open_request(
+                action="x.y", fingerprint=f"sha256:{i:064x}", summary="s", preview="p" * 100
+            )
         except errors.ApprovalTooManyPending as exc:
             refused += 1
             last = exc
@@ -99,7 +102,8 @@ def test_timed_out_requests_are_swept_to_make_room(store, clock):
     # When a new request comes
     info, created = store.open_request(action="x.y", fingerprint=FP_A, summary="", preview="")
     # Then the stale ones timed out and the new one is pending
-    assert created and [p.id for p in store.pending()] == [info.id]
+    assert created
+    assert [p.id for p in store.pending()] == [info.id]
 
 
 def test_fingerprint_change_after_approval_refuses_and_spends_the_approval(store, clock):
@@ -147,8 +151,12 @@ def test_redeem_checks_in_order_issued_action_fingerprint_expiry_use(store, cloc
     assert isinstance(approval, Approval)
     # When look-alikes are offered: a dict, a copy with the same fields, another store's
     lookalike = dataclasses.replace(approval)
-    for fake in ({"request_id": info.id, "action": "table.write", "fingerprint": FP_A},
-                 lookalike, True, "approved"):
+    for fake in (
+        {"request_id": info.id, "action": "table.write", "fingerprint": FP_A},
+        lookalike,
+        True,
+        "approved",
+    ):
         with pytest.raises(errors.ApprovalNotIssued):
             store.redeem(fake, "table.write", FP_A)
     # Then only the very object redeems, once, for its action and content
