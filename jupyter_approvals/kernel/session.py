@@ -21,7 +21,12 @@ from ..core import errors
 from ..core.journal import Journal
 from ..core.model import Origin, RequestInfo, Status
 from ..core.policy import Clock, IgnoredSetting, Limits
-from ..core.project import default_state_dir, ensure_outside_project, journal_path, project_root_for
+from ..core.project import (
+    STATE_DIR_ENV,
+    default_state_dir,
+    ensure_outside_project,
+    project_root_for,
+)
 from ..core.store import ApprovalStore
 from . import frontend
 
@@ -89,7 +94,8 @@ class KernelSession:
         self.kernel_id = _kernel_id() if shell is not None else None
         self.notebook_path = _notebook_path(self.environ)
         self.project_root = project_root_for(_project_dir(self.notebook_path, cwd or Path.cwd()))
-        self._journal: Journal | None = None
+        self._location_cache: tuple[tuple[str, str], Journal, errors.ApprovalError | None] | None
+        self._location_cache = None
         self.cards: OrderedDict[str, ApprovalCard] = OrderedDict()
         self._dismissed_by: dict[str, tuple[str, str | None]] = {}
         self._waiters: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]] = {}
@@ -137,30 +143,39 @@ class KernelSession:
 
     # -- journal -------------------------------------------------------------------------
 
-    def state_dir(self) -> Path:
-        """The state root in force now (the environment may change while a kernel runs)."""
-        return default_state_dir(self.environ)
+    def _location(self) -> tuple[Journal, errors.ApprovalError | None]:
+        # Resolving paths costs more than the rest of an approved call, so the result is kept
+        # until the variables that move the state dir change.
+        key = (self.environ.get(STATE_DIR_ENV, ""), os.environ.get("XDG_STATE_HOME", ""))
+        if self._location_cache is None or self._location_cache[0] != key:
+            problem: errors.ApprovalError | None = None
+            try:
+                state_dir = default_state_dir(self.environ)
+            except ValueError as exc:
+                state_dir = default_state_dir({})
+                problem = errors.ApprovalJournalInsideProject(
+                    f"The journal location is unusable: {exc}. Nothing ran.",
+                    project_root=str(self.project_root),
+                )
+            if problem is None:
+                try:
+                    ensure_outside_project(state_dir, self.project_root)
+                except errors.ApprovalJournalInsideProject as exc:
+                    problem = exc
+            journal = Journal.for_project(self.project_root, state_dir)
+            self._location_cache = (key, journal, problem)
+        return self._location_cache[1], self._location_cache[2]
 
     @property
     def journal(self) -> Journal:
-        """The journal of this kernel's project, at the current state dir."""
-        state_dir = self.state_dir()
-        if self._journal is None or self._journal.path != journal_path(
-            self.project_root, state_dir
-        ):
-            self._journal = Journal.for_project(self.project_root, state_dir)
-        return self._journal
+        """The journal of this kernel's project, at the state dir in force now."""
+        return self._location()[0]
 
     def check_journal_location(self) -> None:
         """Refuse protected operations while the journal would be inside the project."""
-        try:
-            state_dir = self.state_dir()
-        except ValueError as exc:
-            raise errors.ApprovalJournalInsideProject(
-                f"The journal location is unusable: {exc}. Nothing ran.",
-                project_root=str(self.project_root),
-            ) from exc
-        ensure_outside_project(state_dir, self.project_root)
+        problem = self._location()[1]
+        if problem is not None:
+            raise problem
 
     def journal_event(self, event: str, info: RequestInfo | None, **fields: Any) -> None:
         """Append one line; a failure is kept for the card and never raised."""

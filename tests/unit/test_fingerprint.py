@@ -13,6 +13,7 @@ import decimal
 import enum
 import hashlib
 import http
+import importlib.util
 import itertools
 import json
 import os
@@ -879,6 +880,9 @@ def test_very_deep_nesting_fails_fast_without_recursion_error() -> None:
 # -- FileContent ------------------------------------------------------------------------
 
 
+FILE_HELLO_DIGEST = "bcfcd8b8f2267f724df516a46e09a2e56fd795d94c4be0e83ec77bd75d1586dc"
+
+
 def file_encoding(content: bytes) -> bytes:
     return b"Kf" + u64(len(content)) + hashlib.sha256(content).digest()
 
@@ -887,9 +891,8 @@ def test_file_content_vector(tmp_path: Path) -> None:
     # Given a file holding "hello\n" / Then the frozen digest (the path plays no part)
     path = tmp_path / "hello.txt"
     path.write_bytes(b"hello\n")
-    expected = "sha256:bcfcd8b8f2267f724df516a46e09a2e56fd795d94c4be0e83ec77bd75d1586dc"
     assert fingerprint(FileContent(path)) == digest_of(file_encoding(b"hello\n"))
-    assert fingerprint(FileContent(str(path))) == expected
+    assert fingerprint(FileContent(str(path))) == FINGERPRINT_PREFIX + FILE_HELLO_DIGEST
 
 
 def test_file_larger_than_the_chunk_is_streamed(tmp_path: Path) -> None:
@@ -1061,15 +1064,26 @@ def test_rows_larger_than_a_chunk_and_oversized_items() -> None:
     assert fingerprint(huge_items) == fingerprint(np.ascontiguousarray(huge_items))
 
 
-def test_object_and_string_dtype_arrays_go_element_by_element() -> None:
-    # Given equal element content in object and numpy StringDType arrays
+def test_object_arrays_go_element_by_element() -> None:
+    # Given object arrays (their memory holds pointers, not values)
     objects = np.array(["a", "bc"], dtype=object)
-    strings = np.array(["a", "bc"], dtype=np.dtypes.StringDType())
+    # Then equal elements agree and the dtype still counts
     assert fingerprint(objects) == fingerprint(np.array(["a", "bc"], dtype=object))
-    assert fingerprint(strings) == fingerprint(np.array(["a", "bc"], dtype=np.dtypes.StringDType()))
     assert fingerprint(objects) != fingerprint(np.array(["a", "bd"], dtype=object))
-    assert fingerprint(objects) != fingerprint(strings)  # the dtype is part of it
     assert fingerprint(objects) != fingerprint(np.array(["a", "bc"]))  # fixed-width <U2
+    assert fingerprint(objects) != fingerprint(["a", "bc"])
+
+
+STRING_DTYPE = getattr(getattr(np, "dtypes", None), "StringDType", None)
+
+
+@pytest.mark.skipif(STRING_DTYPE is None, reason="numpy < 2 has no StringDType")
+def test_numpy_string_dtype_goes_element_by_element() -> None:
+    assert STRING_DTYPE is not None
+    strings = np.array(["a", "bc"], dtype=STRING_DTYPE())
+    assert fingerprint(strings) == fingerprint(np.array(["a", "bc"], dtype=STRING_DTYPE()))
+    assert fingerprint(strings) != fingerprint(np.array(["a", "bd"], dtype=STRING_DTYPE()))
+    assert fingerprint(strings) != fingerprint(np.array(["a", "bc"], dtype=object))
 
 
 def test_memmap_is_an_array(tmp_path: Path) -> None:
@@ -1122,10 +1136,12 @@ def test_frame_column_kinds_each_count() -> None:
 
 
 def test_string_storage_does_not_matter_but_missing_marker_does() -> None:
-    python = pd.array(["a", None], dtype=pd.StringDtype("python"))
-    arrow = pd.array(["a", None], dtype=pd.StringDtype("pyarrow"))
-    assert fingerprint(pd.Series(python)) == fingerprint(pd.Series(arrow))
-    assert fingerprint(pd.Series(python)) != fingerprint(pd.Series(["a", None], dtype=object))
+    # Given the same strings in every available storage (pyarrow is optional for pandas)
+    storages = ["python"] + (["pyarrow"] if importlib.util.find_spec("pyarrow") else [])
+    series = [pd.Series(pd.array(["a", None], dtype=pd.StringDtype(s))) for s in storages]
+    # Then they agree, and differ from the object column holding None
+    assert len({fingerprint(s) for s in series}) == 1
+    assert fingerprint(series[0]) != fingerprint(pd.Series(["a", None], dtype=object))
 
 
 def test_nullable_values_under_the_mask_do_not_matter() -> None:
@@ -1262,3 +1278,15 @@ def test_importing_the_core_imports_no_numpy_pandas_or_jupyter(tmp_path: Path) -
     )
     # Then fingerprinting plain data loaded none of them
     assert json.loads(result.stdout) == []
+
+
+def test_protocol_doc_vectors_are_the_frozen_ones() -> None:
+    # Given the worked vectors in docs/protocol.md section 1.11
+    doc = (REPO / "docs" / "protocol.md").read_text(encoding="utf-8")
+    section = doc.split("### 1.11 Test vectors", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    documented = [row.rstrip(" |").rsplit("`", 2)[-2] for row in rows]
+    # Then each one is a frozen vector of this file
+    frozen = {expected for _, _, expected in VECTORS} | {FILE_HELLO_DIGEST}
+    assert len(documented) >= 5
+    assert set(documented) <= frozen
