@@ -9,86 +9,40 @@ frontend, and turns its events into journal lines, card updates and comm message
 from __future__ import annotations
 
 import hmac
-import logging
 import secrets
-import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from . import errors
-from .fingerprint import is_fingerprint, short_fingerprint
+from .decision import check_decision
+from .events import EventedState
+from .fingerprint import short_fingerprint
 from .lease import issue_lease
 from .model import Approval, Lease, Origin, Request, RequestInfo, Status
+from .outcomes import ended_outcome
 from .policy import Clock, Limits, SystemClock
-
-log = logging.getLogger("jupyter_approvals")
-
-#: ``listener(event, request_info, fields)``; ``event`` is a journal event name.
-EventListener = Callable[[str, RequestInfo, dict[str, Any]], None]
-
-# Ended requests whose outcome the next identical call is told once.
-_REPORTED_TO_CALLER = {
-    Status.REJECTED: errors.ApprovalRejected,
-    Status.TIMED_OUT: errors.ApprovalTimedOut,
-    Status.EXPIRED: errors.ApprovalExpired,
-    Status.AUTO_ANSWERED: errors.ApprovalAutoAnswered,
-    Status.DISMISSED: errors.ApprovalDismissed,
-}
-DECISIONS = ("approve", "reject")
 
 
 def _same(a: str, b: str) -> bool:
     return hmac.compare_digest(a.encode(), b.encode())
 
 
-class ApprovalStore:
+class ApprovalStore(EventedState[RequestInfo]):
     """Pending requests and issued approvals, bounded and thread-safe, in memory only."""
 
     def __init__(self, limits: Limits | None = None, clock: Clock | None = None) -> None:
+        super().__init__()
         self.limits = limits or Limits()
         self.clock: Clock = clock or SystemClock()
-        self._lock = threading.RLock()
         self._live: dict[str, Request] = {}
         self._ended: OrderedDict[str, Request] = OrderedDict()
         self._issued: dict[str, Approval] = {}
-        self._listeners: list[EventListener] = []
-        self._outbox: list[tuple[str, RequestInfo, dict[str, Any]]] = []
-        self._depth = 0
 
-    # -- listeners ---------------------------------------------------------------------
-
-    def subscribe(self, listener: EventListener) -> Callable[[], None]:
-        """Call ``listener`` after every change; returns a function that unsubscribes."""
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener)
-
-    @contextmanager
-    def _transaction(self) -> Iterator[None]:
-        # Events are delivered after the lock is released (so a listener may call back in),
-        # and also when the change ends in an error the caller sees, such as auto-answered.
-        outbox: list[tuple[str, RequestInfo, dict[str, Any]]] = []
-        try:
-            with self._lock:
-                self._depth += 1
-                try:
-                    self._sweep_locked()
-                    yield
-                finally:
-                    self._depth -= 1
-                    if self._depth == 0:
-                        outbox, self._outbox = self._outbox, []
-        finally:
-            for event, info, fields in outbox:
-                for listener in list(self._listeners):
-                    try:
-                        listener(event, info, fields)
-                    except Exception:
-                        log.exception("approval listener failed on %s", event)
+    def _before_change(self) -> None:
+        self._sweep_locked()
 
     def _emit(self, event: str, request: Request, **fields: Any) -> None:
-        self._outbox.append((event, request.info(), fields))
+        self._queue(event, request.info(), fields)
 
     # -- requests ----------------------------------------------------------------------
 
@@ -160,24 +114,9 @@ class ApprovalStore:
         ``fingerprint`` is the one the UI displayed; it must equal the request's. The checks,
         in order: well-formed, known request, still pending, same fingerprint, not too fast.
         """
-        if decision not in DECISIONS:
-            raise errors.ApprovalMalformedDecision(
-                f"A decision must be one of {DECISIONS}, not {decision!r}.", field="decision"
-            )
-        if not isinstance(fingerprint, str) or not is_fingerprint(fingerprint):
-            raise errors.ApprovalMalformedDecision(
-                "A decision must carry the fingerprint the UI displayed, as 'sha256:<64 hex>'.",
-                field="fingerprint",
-            )
-        if not isinstance(reason, str):
-            raise errors.ApprovalMalformedDecision("The reason must be text.", field="reason")
-        if len(reason) > self.limits.max_reason_chars:
-            raise errors.ApprovalTooLarge(
-                f"The reason has {len(reason)} characters; at most "
-                f"{self.limits.max_reason_chars} are accepted.",
-                field="reason",
-                limit=self.limits.max_reason_chars,
-            )
+        answer, shown_fp, reason_text = check_decision(
+            decision, fingerprint, reason, self.limits.max_reason_chars
+        )
         with self._transaction():
             request = self._get(request_id)
             if request.status is Status.TIMED_OUT:
@@ -196,20 +135,20 @@ class ApprovalStore:
                     request_id=request_id,
                     status=request.status.value,
                 )
-            if not _same(fingerprint, request.fingerprint):
+            if not _same(shown_fp, request.fingerprint):
                 self._emit(
                     "refused",
                     request,
                     code=errors.ApprovalFingerprintMismatch.code,
                     channel=channel,
-                    displayed=fingerprint,
+                    displayed=shown_fp,
                 )
                 raise errors.ApprovalFingerprintMismatch(
                     "The decision names a different fingerprint than the request; the UI "
                     "showed other content. The request stays pending.",
                     request_id=request_id,
                     expected=request.fingerprint,
-                    received=fingerprint,
+                    received=shown_fp,
                 )
             mono = self.clock.monotonic()
             latency_s = mono - (request.shown_mono or request.created_mono)
@@ -219,7 +158,7 @@ class ApprovalStore:
             if latency_s < self.limits.min_answer_s:
                 request.code = errors.ApprovalAutoAnswered.code
                 self._end(request, Status.AUTO_ANSWERED)
-                self._emit("auto_answered", request, attempted=decision)
+                self._emit("auto_answered", request, attempted=answer)
                 raise errors.ApprovalAutoAnswered(
                     f"The answer came {latency_ms} ms after the request was shown, faster than "
                     f"a person reads ({int(self.limits.min_answer_s * 1000)} ms minimum). It "
@@ -227,7 +166,7 @@ class ApprovalStore:
                     request_id=request_id,
                     latency_ms=latency_ms,
                 )
-            if decision == "approve":
+            if answer == "approve":
                 request.status = Status.APPROVED
                 request.approval = Approval(
                     request_id=request.id,
@@ -242,7 +181,7 @@ class ApprovalStore:
                 self._issued[request.id] = request.approval
                 self._emit("approved", request)
             else:
-                request.reason = reason
+                request.reason = reason_text
                 request.code = errors.ApprovalRejected.code
                 self._end(request, Status.REJECTED)
                 self._emit("rejected", request)
@@ -291,15 +230,14 @@ class ApprovalStore:
             if approved is not None and approved.approval is not None:
                 return self._redeem_locked(approved.approval, action, fingerprint)
             for ended in reversed(self._ended.values()):
-                error_class = _REPORTED_TO_CALLER.get(ended.status)
                 if (
-                    error_class is not None
-                    and not ended.reported
+                    not ended.reported
                     and ended.action == action
                     and ended.fingerprint == fingerprint
+                    and (outcome := ended_outcome(ended.info())) is not None
                 ):
                     ended.reported = True
-                    raise error_class(_ended_message(ended), **_ended_details(ended))
+                    raise outcome
             pending = self._find_live(action, fingerprint, Status.PENDING)
             if pending is not None:
                 return pending.info()
@@ -489,33 +427,3 @@ class ApprovalStore:
 
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _ended_message(request: Request) -> str:
-    what = f"{request.action} ({short_fingerprint(request.fingerprint)})"
-    return {
-        Status.REJECTED: f"A person rejected {what}: {request.reason or 'no reason given'}. "
-        "Nothing ran. Do not retry the same operation unchanged.",
-        Status.TIMED_OUT: f"Nobody answered the request for {what} in time. Nothing ran. "
-        "Call again to ask anew.",
-        Status.EXPIRED: f"The approval of {what} was not used in time. Nothing ran. "
-        "Call again to ask anew.",
-        Status.AUTO_ANSWERED: f"The request for {what} was answered faster than a person "
-        "reads, so it counts as no answer. Nothing ran. Call again to ask anew.",
-        Status.DISMISSED: f"The approval card for {what} was closed without a decision. "
-        "Nothing ran. Call again to ask anew.",
-    }.get(request.status, f"{what} ended as {request.status.value}. Nothing ran.")
-
-
-def _ended_details(request: Request) -> dict[str, Any]:
-    details: dict[str, Any] = {
-        "request_id": request.id,
-        "action": request.action,
-        "fingerprint": request.fingerprint,
-        "status": request.status.value,
-    }
-    if request.status is Status.REJECTED:
-        details["reason"] = request.reason
-    if request.latency_ms is not None:
-        details["latency_ms"] = request.latency_ms
-    return details
