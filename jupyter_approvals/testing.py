@@ -27,6 +27,8 @@ from typing import Any
 
 from jupyter_client.manager import KernelManager
 
+# What the card view reports as displayed (kernel/card.py keeps the same list).
+SHOWN_FIELDS = ("action", "summary", "preview", "preview_omitted", "fingerprint", "function")
 WIDGET_TARGET = "jupyter.widget"
 APPROVALS_TARGET = "jupyter_approvals"
 CARD_MODEL = "ApprovalCard"
@@ -175,11 +177,18 @@ class KernelFrontend:
     def click(
         self, card: Widget, decision: str, reason: str = "", fingerprint: str | None = None
     ) -> None:
-        """Press Approve or Reject in a card, sending the fingerprint it displays."""
-        shown = card.state.get("fingerprint") if fingerprint is None else fingerprint
+        """Press Approve or Reject in a card: the message card.js sends, with what it shows."""
+        state = self.card(card.model_id).state
         self.send_widget_message(
             card.model_id,
-            {"op": "decide", "decision": decision, "fingerprint": shown, "reason": reason},
+            {
+                "op": "decide",
+                "id": state.get("request_id"),
+                "decision": decision,
+                "fingerprint": state.get("fingerprint") if fingerprint is None else fingerprint,
+                "reason": reason,
+                "shown": {name: state.get(name) for name in SHOWN_FIELDS},
+            },
         )
 
     def dismiss(self, card: Widget) -> None:

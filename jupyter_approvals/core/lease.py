@@ -1,10 +1,11 @@
 """The mutation lease: low-level writers refuse to run outside an approved run.
 
 The store issues a :class:`~jupyter_approvals.core.model.Lease` when it redeems an approval.
-:func:`run_approved` spends the lease and makes it current (a context variable, so threads
-and asyncio tasks started inside the run see it, and nothing outside does) while the
-protected function runs. A writer deep in a library calls :func:`require_lease` first, so it
-cannot be reached by a path that skipped the gate.
+:func:`run_approved` spends the lease and makes it current (a context variable: code the run
+calls, and asyncio tasks it starts, see it; other threads do not) while the protected
+function runs. A lease counts only while its run is in progress: a task or a copied context
+that outlives the run holds a dead lease. A writer deep in a library calls
+:func:`require_lease` first, so it cannot be reached by a path that skipped the gate.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ R = TypeVar("R")
 
 _current: ContextVar[Lease | None] = ContextVar("jupyter_approvals_lease", default=None)
 _unspent: weakref.WeakSet[Lease] = weakref.WeakSet()
+_running: weakref.WeakSet[Lease] = weakref.WeakSet()
 _lock = threading.Lock()
 
 
@@ -42,6 +44,12 @@ def _spend(lease: Lease) -> None:
                 request_id=getattr(lease, "request_id", None),
             )
         _unspent.discard(lease)
+        _running.add(lease)
+
+
+def _end(lease: Lease) -> None:
+    with _lock:
+        _running.discard(lease)
 
 
 def run_approved(lease: Lease, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
@@ -52,6 +60,7 @@ def run_approved(lease: Lease, fn: Callable[P, R], *args: P.args, **kwargs: P.kw
         return fn(*args, **kwargs)
     finally:
         _current.reset(token)
+        _end(lease)
 
 
 async def run_approved_async(
@@ -64,6 +73,7 @@ async def run_approved_async(
         return await fn(*args, **kwargs)
     finally:
         _current.reset(token)
+        _end(lease)
 
 
 def current_lease() -> Lease | None:
@@ -80,6 +90,9 @@ def require_lease(*actions: str) -> Lease:
     if not actions:
         raise TypeError("require_lease() needs at least one action name")
     lease = _current.get()
+    with _lock:
+        if lease is not None and lease not in _running:
+            lease = None  # the run it belonged to has ended
     if lease is None or lease.action not in actions:
         running = (
             f"inside an approved run of {lease.action!r}" if lease else "outside any approved run"

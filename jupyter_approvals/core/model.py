@@ -76,6 +76,7 @@ class Approval:
     request_id: str
     action: str
     fingerprint: str
+    owner: str | None
     decided_at: float
     expires_at: float
     expires_mono: float
@@ -106,6 +107,7 @@ class RequestInfo:
     created_at: float
     expires_at: float
     origin: Origin
+    function: str = ""
     reason: str = ""
     channel: str | None = None
     latency_ms: int | None = None
@@ -122,6 +124,7 @@ class RequestInfo:
             "preview": self.preview,
             "preview_omitted": self.preview_omitted,
             "fingerprint": self.fingerprint,
+            "function": self.function,
             "status": self.status.value,
             "created_at": iso_utc(self.created_at),
             "expires_at": iso_utc(self.expires_at),
@@ -151,6 +154,8 @@ class Request:
     created_mono: float
     deadline_mono: float
     status: Status = Status.PENDING
+    owner: str | None = None
+    function: str = ""
     shown_mono: float | None = None
     reason: str = ""
     channel: str | None = None
@@ -174,6 +179,7 @@ class Request:
             created_at=self.created_at,
             expires_at=self.expires_at,
             origin=self.origin,
+            function=self.function,
             reason=self.reason,
             channel=self.channel,
             latency_ms=self.latency_ms,

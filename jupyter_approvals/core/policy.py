@@ -9,6 +9,7 @@ each of these stricter. A looser value is ignored and reported, never applied.
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -91,6 +92,9 @@ def tightened(**requested: float) -> tuple[Limits, list[IgnoredSetting]]:
         if name not in _SMALLER_IS_STRICTER:
             raise TypeError(f"unknown approval limit {name!r}")
         smaller_is_stricter, bound = _SMALLER_IS_STRICTER[name]
+        if not isinstance(value, (int, float)) or not math.isfinite(value):
+            ignored.append(IgnoredSetting(name, float("nan"), bound, "not a finite number"))
+            continue
         looser = value > bound if smaller_is_stricter else value < bound
         if looser:
             ignored.append(
@@ -112,6 +116,11 @@ def tightened(**requested: float) -> tuple[Limits, list[IgnoredSetting]]:
         default = getattr(defaults, name)
         applied[name] = type(default)(value)
     return dataclasses.replace(defaults, **applied), ignored
+
+
+def enforced(limits: Limits) -> Limits:
+    """``limits`` with every value held to the promises, however the object was built."""
+    return tightened(**dataclasses.asdict(limits))[0]
 
 
 class Clock(Protocol):

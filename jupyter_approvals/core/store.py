@@ -11,6 +11,7 @@ from __future__ import annotations
 import hmac
 import secrets
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from . import errors
@@ -20,7 +21,10 @@ from .fingerprint import short_fingerprint
 from .lease import issue_lease
 from .model import Approval, Lease, Origin, Request, RequestInfo, Status
 from .outcomes import ended_outcome
-from .policy import Clock, Limits, SystemClock
+from .policy import Clock, Limits, SystemClock, enforced
+
+#: ``guard(request_id, decision, fingerprint, reason)`` raises to refuse a decision.
+DecisionGuard = Callable[[str, str, str, str], None]
 
 
 def _same(a: str, b: str) -> bool:
@@ -30,9 +34,18 @@ def _same(a: str, b: str) -> bool:
 class ApprovalStore(EventedState[RequestInfo]):
     """Pending requests and issued approvals, bounded and thread-safe, in memory only."""
 
-    def __init__(self, limits: Limits | None = None, clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        limits: Limits | None = None,
+        clock: Clock | None = None,
+        decision_guard: DecisionGuard | None = None,
+    ) -> None:
         super().__init__()
-        self.limits = limits or Limits()
+        self.limits = enforced(limits or Limits())
+        #: Called with (request_id, decision, fingerprint, reason) before any decision is
+        #: applied; raises to refuse it. The kernel installs one that accepts only the
+        #: frontend message being handled at that moment (kernel/frontend.py).
+        self.decision_guard = decision_guard
         self.clock: Clock = clock or SystemClock()
         self._live: dict[str, Request] = {}
         self._ended: OrderedDict[str, Request] = OrderedDict()
@@ -55,6 +68,8 @@ class ApprovalStore(EventedState[RequestInfo]):
         preview: str,
         origin: Origin | None = None,
         slot: str | None = None,
+        owner: str | None = None,
+        function: str = "",
     ) -> tuple[RequestInfo, bool]:
         """Return the pending request for (action, fingerprint), creating it if there is none.
 
@@ -62,7 +77,7 @@ class ApprovalStore(EventedState[RequestInfo]):
         when the kernel already holds the maximum number of pending requests.
         """
         with self._transaction():
-            existing = self._find_live(action, fingerprint, Status.PENDING)
+            existing = self._find_live(action, fingerprint, Status.PENDING, owner)
             if existing is not None:
                 return existing.info(), False
             pending = sum(1 for r in self._live.values() if r.status is Status.PENDING)
@@ -89,6 +104,8 @@ class ApprovalStore(EventedState[RequestInfo]):
                 expires_at=now + self.limits.request_timeout_s,
                 created_mono=mono,
                 deadline_mono=mono + self.limits.request_timeout_s,
+                owner=owner,
+                function=function,
             )
             self._live[request.id] = request
             self._emit("requested", request)
@@ -117,6 +134,8 @@ class ApprovalStore(EventedState[RequestInfo]):
         answer, shown_fp, reason_text = check_decision(
             decision, fingerprint, reason, self.limits.max_reason_chars
         )
+        if self.decision_guard is not None:
+            self.decision_guard(request_id, answer, shown_fp, reason_text)
         with self._transaction():
             request = self._get(request_id)
             if request.status is Status.TIMED_OUT:
@@ -172,6 +191,7 @@ class ApprovalStore(EventedState[RequestInfo]):
                     request_id=request.id,
                     action=request.action,
                     fingerprint=request.fingerprint,
+                    owner=request.owner,
                     decided_at=request.decided_at,
                     expires_at=request.decided_at + self.limits.approval_ttl_s,
                     expires_mono=mono + self.limits.approval_ttl_s,
@@ -214,31 +234,33 @@ class ApprovalStore(EventedState[RequestInfo]):
     # -- calls -------------------------------------------------------------------------
 
     def claim(
-        self, action: str, fingerprint: str, slot: str | None = None
+        self, action: str, fingerprint: str, slot: str | None = None, owner: str | None = None
     ) -> Lease | RequestInfo | None:
         """What a protected call of (action, fingerprint) may do now.
 
         Returns a :class:`Lease` when an approval matches exactly (consumed now), the pending
         :class:`RequestInfo` when one waits for a person, or None when a new request is needed.
         Raises the outcome of an ended request once (rejected, timed out, ...), and refuses an
-        approval that a call in the same slot tries to use for other content or another
-        action; such an approval is spent without running.
+        approval that a call in the same slot tries to use for other content, or another
+        action or function (``owner``) tries to use for the same content; such an approval is
+        spent without running.
         """
         slot = slot if slot is not None else action
         with self._transaction():
-            approved = self._find_live(action, fingerprint, Status.APPROVED)
+            approved = self._find_live(action, fingerprint, Status.APPROVED, owner)
             if approved is not None and approved.approval is not None:
-                return self._redeem_locked(approved.approval, action, fingerprint)
+                return self._redeem_locked(approved.approval, action, fingerprint, owner)
             for ended in reversed(self._ended.values()):
                 if (
                     not ended.reported
                     and ended.action == action
+                    and ended.owner == owner
                     and ended.fingerprint == fingerprint
                     and (outcome := ended_outcome(ended.info())) is not None
                 ):
                     ended.reported = True
                     raise outcome
-            pending = self._find_live(action, fingerprint, Status.PENDING)
+            pending = self._find_live(action, fingerprint, Status.PENDING, owner)
             if pending is not None:
                 return pending.info()
             for request in list(self._live.values()):
@@ -247,7 +269,7 @@ class ApprovalStore(EventedState[RequestInfo]):
                 )
                 if stale and request.approval is not None:
                     try:
-                        self._redeem_locked(request.approval, action, fingerprint)
+                        self._redeem_locked(request.approval, action, fingerprint, owner)
                     except (errors.ApprovalScopeMismatch, errors.ApprovalFingerprintMismatch) as e:
                         request.code = e.code
                         self._end(request, Status.REFUSED)
@@ -261,16 +283,20 @@ class ApprovalStore(EventedState[RequestInfo]):
                         raise
             return None
 
-    def redeem(self, approval: object, action: str, fingerprint: str) -> Lease:
+    def redeem(
+        self, approval: object, action: str, fingerprint: str, owner: str | None = None
+    ) -> Lease:
         """Consume ``approval`` for one run of (action, fingerprint) and return its lease.
 
-        Checks, in this order: issued by this store, same action, same fingerprint, not
-        expired, not used.
+        Checks, in this order: issued by this store, same action (and the same protected
+        function, ``owner``), same fingerprint, not expired, not used.
         """
         with self._transaction():
-            return self._redeem_locked(approval, action, fingerprint)
+            return self._redeem_locked(approval, action, fingerprint, owner)
 
-    def _redeem_locked(self, approval: object, action: str, fingerprint: str) -> Lease:
+    def _redeem_locked(
+        self, approval: object, action: str, fingerprint: str, owner: str | None
+    ) -> Lease:
         issued = self._issued.get(approval.request_id) if isinstance(approval, Approval) else None
         if not isinstance(approval, Approval) or issued is not approval:
             raise errors.ApprovalNotIssued(
@@ -285,6 +311,15 @@ class ApprovalStore(EventedState[RequestInfo]):
                 f"{action!r} needs its own approval.",
                 **details,
                 action=action,
+            )
+        if approval.owner != owner:
+            raise errors.ApprovalScopeMismatch(
+                f"The approval is for another protected function ({approval.owner}), not "
+                f"{owner}. Nothing ran; this function needs its own approval.",
+                **details,
+                action=action,
+                approved_function=approval.owner,
+                function=owner,
             )
         if not _same(approval.fingerprint, fingerprint):
             raise errors.ApprovalFingerprintMismatch(
@@ -343,6 +378,17 @@ class ApprovalStore(EventedState[RequestInfo]):
             request = self._live.get(request_id) or self._ended.get(request_id)
             return request.info() if request else None
 
+    def find_live(
+        self, action: str, fingerprint: str, owner: str | None = None
+    ) -> RequestInfo | None:
+        """The pending or approved request of exactly this call, if any."""
+        with self._transaction():
+            for status in (Status.PENDING, Status.APPROVED):
+                request = self._find_live(action, fingerprint, status, owner)
+                if request is not None:
+                    return request.info()
+            return None
+
     def approval(self, request_id: str) -> Approval | None:
         """The approval issued for a request, if it is approved and unused."""
         with self._transaction():
@@ -383,11 +429,14 @@ class ApprovalStore(EventedState[RequestInfo]):
             )
         return request
 
-    def _find_live(self, action: str, fingerprint: str, status: Status) -> Request | None:
+    def _find_live(
+        self, action: str, fingerprint: str, status: Status, owner: str | None
+    ) -> Request | None:
         for request in self._live.values():
             if (
                 request.status is status
                 and request.action == action
+                and request.owner == owner
                 and request.fingerprint == fingerprint
             ):
                 return request

@@ -1,6 +1,6 @@
 // View of the approval card (anywidget ES module).
-// It only displays what the kernel synced and sends back the decision together with the
-// fingerprint it displayed; every check happens in the kernel.
+// It only displays what the kernel synced, and sends back the decision together with what it
+// displayed (the kernel compares that with its own record); every check happens in the kernel.
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -14,8 +14,8 @@ function short(fp) {
 }
 
 function timeLeft(iso) {
-  if (!iso) return "";
-  const ms = Date.parse(iso) - Date.now();
+  const ms = iso ? Date.parse(iso) - Date.now() : NaN;
+  if (Number.isNaN(ms)) return "";
   if (ms <= 0) return "0:00";
   const s = Math.floor(ms / 1000);
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
@@ -31,6 +31,7 @@ function render({ model, el: root }) {
   const clock = el("span", "jpa-clock");
   const dismiss = el("button", "jpa-dismiss", "×");
   dismiss.title = "Close without deciding (nothing runs)";
+  dismiss.setAttribute("aria-label", dismiss.title);
   header.append(title, clock, dismiss);
 
   const summary = el("div", "jpa-summary");
@@ -57,6 +58,7 @@ function render({ model, el: root }) {
   const actions = el("div", "jpa-actions");
   const reason = el("input", "jpa-reason");
   reason.placeholder = "Reason (optional, shown to the caller if you reject)";
+  reason.setAttribute("aria-label", "Reason");
   const approve = el("button", "jpa-approve", "Approve");
   const reject = el("button", "jpa-reject", "Reject");
   actions.append(reason, approve, reject);
@@ -67,12 +69,34 @@ function render({ model, el: root }) {
 
   card.append(header, summary, origin, fpRow, details, actions, status, notice, journal);
 
+  const SHOWN = ["action", "summary", "preview", "preview_omitted", "fingerprint", "function"];
+
+  // One decision per press. A double click would otherwise send a second decision while the
+  // kernel answers the first; the kernel refuses it, and that refusal used to show as an error
+  // notice on a card that was decided fine. The buttons come back when the kernel answers
+  // (any synced change) or, if nothing changes (a repeated refusal), after a few seconds.
+  let inFlight = null;
+  function settle() {
+    clearTimeout(inFlight);
+    inFlight = null;
+    approve.disabled = false;
+    reject.disabled = false;
+  }
+
   function decide(decision) {
+    if (inFlight !== null) return;
+    approve.disabled = true;
+    reject.disabled = true;
+    inFlight = setTimeout(settle, 3000);
+    const shown = {};
+    for (const name of SHOWN) shown[name] = model.get(name);
     model.send({
       op: "decide",
+      id: model.get("request_id"),
       decision,
       fingerprint: model.get("fingerprint"),
       reason: reason.value || "",
+      shown,
     });
   }
   approve.addEventListener("click", () => decide("approve"));
@@ -80,12 +104,14 @@ function render({ model, el: root }) {
   dismiss.addEventListener("click", () => model.send({ op: "dismiss" }));
 
   function sync() {
+    settle();
     const state = model.get("state");
     const fp = model.get("fingerprint");
     card.dataset.state = state;
     title.textContent = model.get("action");
     summary.textContent = model.get("summary");
-    origin.textContent = `from ${model.get("origin")}`;
+    const fn = model.get("function");
+    origin.textContent = `${fn ? `runs ${fn}, ` : ""}requested from ${model.get("origin")}`;
     fpValue.textContent = fullShown ? fp : short(fp);
     fpToggle.textContent = fullShown ? "show short" : "show full";
     pre.textContent = model.get("preview") || "(no preview)";
@@ -112,6 +138,7 @@ function render({ model, el: root }) {
   const timer = setInterval(tick, 1000);
   return () => {
     clearInterval(timer);
+    clearTimeout(inFlight);
     model.off("change", sync);
   };
 }

@@ -1,9 +1,11 @@
 """The approval card: an anywidget shown in the cell output of a protected call.
 
 The view (``card.js``) shows the action, summary, bounded preview and fingerprint, counts down
-the time left, and sends ``{"op": "decide", "decision", "fingerprint", "reason"}`` with the
-fingerprint it displayed. The kernel accepts it only through
-:meth:`KernelSession.decide_from_frontend`, which checks that a frontend sent it.
+the time left, and sends ``{"op": "decide", "id", "decision", "fingerprint", "reason",
+"shown"}``, where ``shown`` is what it displayed. The kernel compares ``shown`` with the
+store's own record of the request (never with this widget's traits, which cell code could
+change) and accepts the decision only while handling that very frontend message
+(:mod:`.frontend`).
 
 ``text/plain`` (what nbval compares and what a terminal shows) is deterministic apart from
 ids and clock times, which the sanitize file in the repository masks.
@@ -26,6 +28,23 @@ if TYPE_CHECKING:
 
 _ESM = (Path(__file__).parent / "card.js").read_text(encoding="utf-8")
 _CSS = (Path(__file__).parent / "card.css").read_text(encoding="utf-8")
+
+#: The request fields the view reports as displayed; they must equal the store's record.
+SHOWN_FIELDS = ("action", "summary", "preview", "preview_omitted", "fingerprint", "function")
+_FIXED = frozenset(
+    {
+        "request_id",
+        "action",
+        "summary",
+        "preview",
+        "preview_omitted",
+        "fingerprint",
+        "function",
+        "min_answer_ms",
+        "_esm",
+        "_css",
+    }
+)
 
 _STATE_MESSAGES = {
     Status.PENDING: "Waiting for a person. Approve or reject here or in the Approvals sidebar.",
@@ -56,6 +75,7 @@ class ApprovalCard(anywidget.AnyWidget):
     preview = Unicode(help="The bounded preview of the change.").tag(sync=True)
     preview_omitted = Int(0, help="Characters of the preview left out.").tag(sync=True)
     fingerprint = Unicode(help="sha256 fingerprint of exactly what will run.").tag(sync=True)
+    function = Unicode(help="The protected function that will run.").tag(sync=True)
     state = Unicode("pending", help="Status of the request.").tag(sync=True)
     message = Unicode(help="What the state means for the person.").tag(sync=True)
     reason = Unicode(help="The rejection reason, once rejected.").tag(sync=True)
@@ -79,10 +99,21 @@ class ApprovalCard(anywidget.AnyWidget):
             preview=info.preview,
             preview_omitted=info.preview_omitted,
             fingerprint=info.fingerprint,
+            function=info.function,
             min_answer_ms=int(session.limits.min_answer_s * 1000),
         )
         self.refresh(info)
         self.on_msg(self._on_frontend_message)
+        self._frozen = True
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # What the card shows is fixed at creation: it is the request the store holds.
+        if name in _FIXED and getattr(self, "_frozen", False):
+            raise AttributeError(
+                f"ApprovalCard.{name} cannot change: a card shows exactly the request it was "
+                "made for."
+            )
+        super().__setattr__(name, value)
 
     def refresh(
         self, info: RequestInfo, event: str | None = None, fields: dict[str, Any] | None = None
@@ -114,8 +145,9 @@ class ApprovalCard(anywidget.AnyWidget):
         op = content.get("op")
         try:
             if op == "decide":
-                self._session.decide_from_frontend(
-                    self.request_id,
+                self._check_shown(content)
+                self._session.decide(
+                    content.get("id"),
                     content.get("decision"),
                     content.get("fingerprint"),
                     content.get("reason", ""),
@@ -123,9 +155,25 @@ class ApprovalCard(anywidget.AnyWidget):
                 )
                 self.notice = ""
             elif op == "dismiss":
-                self._session.dismiss(self.request_id, channel="card")
+                self._session.dismiss(self._info.id, channel="card")
         except errors.ApprovalError as exc:
             self.notice = f"{exc.code}: {exc.message}"
+
+    def _check_shown(self, content: dict[str, Any]) -> None:
+        request_id = content.get("id")
+        record = self._session.store.get(request_id) if isinstance(request_id, str) else None
+        shown = content.get("shown")
+        if record is None or request_id != self._info.id:
+            raise errors.ApprovalUnknownRequest(
+                "This card does not belong to that request.", request_id=request_id
+            )
+        expected = {name: getattr(record, name) for name in SHOWN_FIELDS}
+        if not isinstance(shown, dict) or {k: shown.get(k) for k in SHOWN_FIELDS} != expected:
+            raise errors.ApprovalFingerprintMismatch(
+                "The card displayed something other than the request it decides; nothing was "
+                "decided. Reload the notebook and review the request again.",
+                request_id=request_id,
+            )
 
     def close(self) -> None:
         """Closing the card ends a still-pending request without running it."""
@@ -135,8 +183,9 @@ class ApprovalCard(anywidget.AnyWidget):
         super().close()
 
     def close_quietly(self) -> None:
-        """Release the widget of an ended request (no state change)."""
-        super().close()
+        """Release the widget of an ended request; a live request keeps its card."""
+        if not self._info.status.live:
+            super().close()
 
     def __repr__(self) -> str:
         return card_text(self._info)
@@ -158,6 +207,7 @@ def card_text(info: RequestInfo) -> str:
     lines = [
         f"Approval needed: {info.action}",
         f"  {info.summary}",
+        f"  runs {info.function}",
         f"  fingerprint {short_fingerprint(info.fingerprint)}  ({info.fingerprint})",
         f"  request {info.id}, answer by {iso_utc(info.expires_at)}",
         "  preview:",

@@ -59,6 +59,11 @@ class CommEndpoint:
         if isinstance(data, dict) and data.get("op") == "list":
             self._send(comm, self._listing("pending"))
 
+    def comm_ids(self) -> list[str]:
+        """Ids of the frontend comms open on this endpoint (decisions may arrive on them)."""
+        with self._lock:
+            return list(self._comms)
+
     def _forget(self, comm_id: str) -> None:
         with self._lock:
             self._comms.pop(comm_id, None)
@@ -97,7 +102,7 @@ class CommEndpoint:
         channel = data.get("channel") if data.get("channel") in _CHANNELS else "comm"
         reply: dict[str, Any] = {"op": "decided", "id": request_id}
         try:
-            info = self._session.decide_from_frontend(
+            info = self._session.decide(
                 request_id,
                 data.get("decision"),
                 data.get("fingerprint"),

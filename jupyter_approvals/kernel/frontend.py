@@ -1,16 +1,27 @@
-"""What the kernel can tell about the message it is handling right now.
+"""Tell a frontend's decision from kernel code pretending to be one.
 
-A decision counts only while the kernel is handling a ``comm_msg`` from a frontend. When cell
-code calls a button's ``click()`` or a decision handler directly, the message being handled
-is that cell's ``execute_request``. Deliberate code can forge the parent (docs/security.md,
-T3); this check stops the careless and the protocol-curious agent, not a determined one.
+A decision counts only while the kernel's main thread is handling the very ``comm_msg`` that
+carries it: addressed to the card of that request or to a ``jupyter_approvals`` comm, with
+exactly this request id, answer, fingerprint and reason in its data, and not used for a
+decision before. When cell code calls a handler directly, the message being handled is the
+cell's ``execute_request``; when a thread or a trap widget's callback tries it while some
+other frontend message is being handled, that message does not carry the decision.
+
+Deliberate code can still forge the parent message or send a real one through its own
+connection (docs/security.md, T3); this check stops the careless and the protocol-curious.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
+from ..core import errors
+
 FRONTEND_MESSAGE_TYPE = "comm_msg"
+_USED_MESSAGES_KEPT = 1000
 
 
 def current_parent() -> dict[str, Any]:
@@ -37,11 +48,6 @@ def current_message_type() -> str | None:
     return msg_type if isinstance(msg_type, str) else None
 
 
-def from_frontend() -> bool:
-    """True when the code runs because a frontend sent a comm message."""
-    return current_message_type() == FRONTEND_MESSAGE_TYPE
-
-
 def caller_context() -> dict[str, str | None]:
     """Cell id and the claimed username/session of the message being handled."""
     parent = current_parent()
@@ -56,3 +62,71 @@ def caller_context() -> dict[str, str | None]:
         "username": text(header.get("username")) if isinstance(header, dict) else None,
         "session": text(header.get("session")) if isinstance(header, dict) else None,
     }
+
+
+def decision_payload(data: object) -> dict[str, Any] | None:
+    """The decision inside a comm message's data: a card's widget ``custom`` message or an
+    endpoint ``decide`` message. None if the data carries no decision."""
+    if isinstance(data, dict) and data.get("method") == "custom":
+        data = data.get("content")
+    if isinstance(data, dict) and data.get("op") == "decide":
+        return data
+    return None
+
+
+class FrontendGuard:
+    """The store's decision guard in a kernel (see the module docstring).
+
+    ``comms_for(request_id)`` names the comm ids a decision for that request may arrive on;
+    ``on_refused(request_id, why, message_type)`` records a refusal.
+    """
+
+    def __init__(
+        self,
+        comms_for: Callable[[str], set[str]],
+        on_refused: Callable[[str, str, str | None], None],
+    ) -> None:
+        self._comms_for = comms_for
+        self._on_refused = on_refused
+        self._used: OrderedDict[str, None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, request_id: str, decision: str, fingerprint: str, reason: str) -> None:
+        """Raise APPROVAL_NOT_FROM_FRONTEND unless the current message carries this decision."""
+        parent = current_parent()
+        header = parent.get("header") or {}
+        content = parent.get("content") or {}
+        msg_type = header.get("msg_type") if isinstance(header, dict) else None
+        msg_id = header.get("msg_id") if isinstance(header, dict) else None
+        payload = decision_payload(content.get("data")) if isinstance(content, dict) else None
+        why = None
+        if threading.current_thread() is not threading.main_thread():
+            why = "it was made from a background thread, not while handling a frontend message"
+        elif msg_type != FRONTEND_MESSAGE_TYPE:
+            why = f"the kernel was handling {msg_type!r}, not a frontend's comm message"
+        elif content.get("comm_id") not in self._comms_for(request_id):
+            why = "the message being handled was sent to another widget or comm"
+        elif payload is None or (
+            payload.get("id"),
+            payload.get("decision"),
+            payload.get("fingerprint"),
+            payload.get("reason", ""),
+        ) != (request_id, decision, fingerprint, reason):
+            why = "the message being handled does not carry this decision"
+        else:
+            with self._lock:
+                if not isinstance(msg_id, str) or msg_id in self._used:
+                    why = "this frontend message was already used for a decision"
+                else:
+                    self._used[msg_id] = None
+                    while len(self._used) > _USED_MESSAGES_KEPT:
+                        self._used.popitem(last=False)
+        if why is not None:
+            self._on_refused(request_id, why, msg_type if isinstance(msg_type, str) else None)
+            raise errors.ApprovalNotFromFrontend(
+                "Decisions count only when a person makes them in the notebook UI; this one "
+                f"was refused because {why}. Nothing was decided and nothing ran.",
+                request_id=request_id,
+                message_type=msg_type,
+                why=why,
+            )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-import reprlib
+import itertools
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Generic, ParamSpec, TypeVar, cast
 
@@ -19,6 +19,7 @@ from ..core import errors
 from ..core.fingerprint import fingerprint, short_fingerprint
 from ..core.lease import run_approved, run_approved_async
 from ..core.model import Lease, RequestInfo, Status, iso_utc
+from .preview import default_preview
 from .session import KernelSession
 
 P = ParamSpec("P")
@@ -26,14 +27,7 @@ R = TypeVar("R")
 
 Arguments = Mapping[str, Any]
 _ACTION_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789._-")
-_preview_repr = reprlib.Repr()
-_preview_repr.maxstring = 200
-_preview_repr.maxother = 200
-
-
-def default_preview(arguments: Arguments) -> str:
-    """One line per argument, shortened for reading; the fingerprint covers them in full."""
-    return "\n".join(f"{name} = {_preview_repr.repr(value)}" for name, value in arguments.items())
+_owners = itertools.count(1)
 
 
 class ProtectedFunction(Generic[P, R]):
@@ -56,6 +50,11 @@ class ProtectedFunction(Generic[P, R]):
         self._target = target
         self._signature = inspect.signature(fn)
         self._is_async = inspect.iscoroutinefunction(fn)
+        #: What the card names as the function that will run.
+        self.function = f"{fn.__module__}.{fn.__qualname__}"
+        # Approvals belong to this very object: another function with the same action and
+        # parameters, or this cell run again with a new body, needs its own approval.
+        self._owner = f"{self.function}#{next(_owners)}"
         functools.update_wrapper(self, fn)
         # Serve the comm endpoint from the moment a kernel has something protected.
         KernelSession.current()
@@ -66,12 +65,38 @@ class ProtectedFunction(Generic[P, R]):
     # -- the call ------------------------------------------------------------------------
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
-        """Run if a person approved exactly this call; else show the card and raise."""
+        """Run if a person approved exactly this call; else show the card and raise.
+
+        For a coroutine function the whole check happens when the returned coroutine is
+        awaited, right before the function's body runs.
+        """
+        if self._is_async:
+            return self._call_async(args, kwargs)  # type: ignore[return-value]
         session = KernelSession.current()
+        lease, call = self._claim(session, args, kwargs)
+        return self._run(session, lease, call)
+
+    async def _call_async(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        session = KernelSession.current()
+        lease, call = self._claim(session, args, kwargs)
+        coroutine_fn = cast(Callable[..., Awaitable[Any]], self.fn)
+        try:
+            result = await run_approved_async(
+                lease, coroutine_fn, *call.bound.args, **call.bound.kwargs
+            )
+        except BaseException as exc:
+            session.store.finish(lease, exc)
+            raise
+        session.store.finish(lease)
+        return result
+
+    def _claim(
+        self, session: KernelSession, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[Lease, _Call]:
         call = self._prepare(session, args, kwargs)
-        outcome = session.store.claim(self.action, call.fingerprint, call.slot)
+        outcome = session.store.claim(self.action, call.fingerprint, call.slot, self._owner)
         if isinstance(outcome, Lease):
-            return self._run(session, outcome, call)
+            return outcome, call
         raise self._pending(session, call, outcome)
 
     async def wait(self, *args: P.args, **kwargs: P.kwargs) -> Any:
@@ -85,12 +110,12 @@ class ProtectedFunction(Generic[P, R]):
         _check_can_wait(session)
         while True:
             try:
-                result: Any = self(*args, **kwargs)
+                if self._is_async:
+                    return await self._call_async(args, kwargs)
+                return self(*args, **kwargs)
             except errors.ApprovalPending as pending:
                 # Returns once the request is decided or ended, or at its deadline at the latest.
                 await session.until_ended(pending.details["request_id"], None)
-                continue
-            return await result if self._is_async else result
 
     def withdraw(self, *args: P.args, **kwargs: P.kwargs) -> RequestInfo | None:
         """Give up the request (pending or approved) for exactly this call; nothing will run.
@@ -99,10 +124,8 @@ class ProtectedFunction(Generic[P, R]):
         """
         session = KernelSession.current()
         call = self._prepare(session, args, kwargs, check_journal=False)
-        for info in session.store.live():
-            if info.action == self.action and info.fingerprint == call.fingerprint:
-                return session.store.withdraw(info.id)
-        return None
+        info = session.store.find_live(self.action, call.fingerprint, self._owner)
+        return session.store.withdraw(info.id) if info is not None else None
 
     def fingerprint(self, *args: P.args, **kwargs: P.kwargs) -> str:
         """The fingerprint this call would be approved under, without asking anyone."""
@@ -136,22 +159,17 @@ class ProtectedFunction(Generic[P, R]):
         return _Call(bound=bound, arguments=arguments, fingerprint=fingerprint(subject), slot=slot)
 
     def _run(self, session: KernelSession, lease: Lease, call: _Call) -> R:
-        if self._is_async:
-            return self._run_async(session, lease, call)  # type: ignore[return-value]
         try:
             result = run_approved(lease, self.fn, *call.bound.args, **call.bound.kwargs)
-        except BaseException as exc:
-            session.store.finish(lease, exc)
-            raise
-        session.store.finish(lease)
-        return result
-
-    async def _run_async(self, session: KernelSession, lease: Lease, call: _Call) -> Any:
-        try:
-            coroutine_fn = cast(Callable[..., Awaitable[Any]], self.fn)
-            result = await run_approved_async(
-                lease, coroutine_fn, *call.bound.args, **call.bound.kwargs
-            )
+            if inspect.isawaitable(result) or inspect.isgenerator(result):
+                # Its work would happen later, outside the approved run: refuse it.
+                close = getattr(result, "close", None)
+                if callable(close):
+                    close()
+                raise TypeError(
+                    f"{self.function} returned {type(result).__name__} instead of doing its "
+                    "work; a protected function must finish its work before it returns."
+                )
         except BaseException as exc:
             session.store.finish(lease, exc)
             raise
@@ -170,6 +188,8 @@ class ProtectedFunction(Generic[P, R]):
                 preview=self._render_preview(call.arguments),
                 origin=session.origin(),
                 slot=call.slot,
+                owner=self._owner,
+                function=self.function,
             )
         session.show(info)
         return pending_error(info)
@@ -278,6 +298,11 @@ def protected(
         )
 
     def decorate(fn: Callable[P, R]) -> ProtectedFunction[P, R]:
+        if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
+            raise TypeError(
+                f"{fn.__qualname__} is a generator function; its work would run after the "
+                "approved call returned. Protect a function that does its work when called."
+            )
         return ProtectedFunction(fn, action, summary, preview, subject, target)
 
     return decorate

