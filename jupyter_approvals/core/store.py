@@ -8,16 +8,14 @@ frontend, and turns its events into journal lines, card updates and comm message
 
 from __future__ import annotations
 
-import hmac
 import secrets
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from . import errors
+from . import errors, redemption
 from .decision import check_decision
 from .events import EventedState
-from .fingerprint import short_fingerprint
 from .lease import issue_lease
 from .model import Approval, Lease, Origin, Request, RequestInfo, Status
 from .outcomes import ended_outcome
@@ -25,10 +23,6 @@ from .policy import Clock, Limits, SystemClock, enforced
 
 #: ``guard(request_id, decision, fingerprint, reason)`` raises to refuse a decision.
 DecisionGuard = Callable[[str, str, str, str], None]
-
-
-def _same(a: str, b: str) -> bool:
-    return hmac.compare_digest(a.encode(), b.encode())
 
 
 class ApprovalStore(EventedState[RequestInfo]):
@@ -154,7 +148,7 @@ class ApprovalStore(EventedState[RequestInfo]):
                     request_id=request_id,
                     status=request.status.value,
                 )
-            if not _same(shown_fp, request.fingerprint):
+            if not redemption.same_fingerprint(shown_fp, request.fingerprint):
                 self._emit(
                     "refused",
                     request,
@@ -299,38 +293,8 @@ class ApprovalStore(EventedState[RequestInfo]):
     ) -> Lease:
         issued = self._issued.get(approval.request_id) if isinstance(approval, Approval) else None
         if not isinstance(approval, Approval) or issued is not approval:
-            raise errors.ApprovalNotIssued(
-                "This object is not an approval issued by this kernel. Approvals come only "
-                "from a person's decision in the UI; nothing else counts. Nothing ran.",
-                offered_type=f"{type(approval).__module__}.{type(approval).__qualname__}",
-            )
-        details = {"request_id": approval.request_id, "approved_action": approval.action}
-        if approval.action != action:
-            raise errors.ApprovalScopeMismatch(
-                f"The approval is for {approval.action!r}, not {action!r}. Nothing ran; "
-                f"{action!r} needs its own approval.",
-                **details,
-                action=action,
-            )
-        if approval.owner != owner:
-            raise errors.ApprovalScopeMismatch(
-                f"The approval is for another protected function ({approval.owner}), not "
-                f"{owner}. Nothing ran; this function needs its own approval.",
-                **details,
-                action=action,
-                approved_function=approval.owner,
-                function=owner,
-            )
-        if not _same(approval.fingerprint, fingerprint):
-            raise errors.ApprovalFingerprintMismatch(
-                f"The content differs from what was approved (approved "
-                f"{short_fingerprint(approval.fingerprint)}, now {short_fingerprint(fingerprint)})."
-                " Nothing ran. The approval is spent; call again to request approval of the "
-                "current content.",
-                **details,
-                approved_fingerprint=approval.fingerprint,
-                fingerprint=fingerprint,
-            )
+            raise redemption.not_issued(approval)
+        redemption.check_scope_and_content(approval, action, fingerprint, owner)
         request = self._live.get(approval.request_id) or self._ended.get(approval.request_id)
         if (
             request is None
@@ -342,17 +306,9 @@ class ApprovalStore(EventedState[RequestInfo]):
         ):
             if request is not None and request.status is Status.APPROVED:
                 self._expire(request)
-            raise errors.ApprovalExpired(
-                "The approval was not used in time; nothing ran. Ask for a new approval.",
-                **details,
-            )
+            raise redemption.expired(approval)
         if request.status is not Status.APPROVED:
-            raise errors.ApprovalAlreadyUsed(
-                f"The approval was already used ({request.status.value}); one approval runs "
-                "once. Nothing ran.",
-                **details,
-                status=request.status.value,
-            )
+            raise redemption.already_used(approval, request.status.value)
         request.status = Status.RUNNING
         self._move_to_ended(request)
         return issue_lease(request.id, action, fingerprint)
