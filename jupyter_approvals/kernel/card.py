@@ -129,7 +129,7 @@ class ApprovalCard(anywidget.AnyWidget):
             self.reason = info.reason
             ends = info.approval_expires_at if info.status is Status.APPROVED else info.expires_at
             self.expires_at = iso_utc(ends) if ends else ""
-            self.origin = _origin_text(info)
+            self.origin = _origin_text(info, self._session.project_root)
             self.journal_error = (
                 f"The decision journal cannot be written ({journal.last_error}); decisions "
                 "still apply but are not being recorded."
@@ -191,10 +191,13 @@ class ApprovalCard(anywidget.AnyWidget):
         return card_text(self._info)
 
 
-def _origin_text(info: RequestInfo) -> str:
+def _origin_text(info: RequestInfo, project_root: Path) -> str:
     parts = []
     if info.origin.notebook_path:
-        parts.append(f"notebook {info.origin.notebook_path}")
+        notebook = Path(info.origin.notebook_path)
+        if notebook.is_absolute() and notebook.is_relative_to(project_root):
+            notebook = notebook.relative_to(project_root)
+        parts.append(f"notebook {notebook}")
     if info.origin.cell_id:
         parts.append(f"cell {info.origin.cell_id}")
     if info.origin.username:

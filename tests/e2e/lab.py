@@ -1,0 +1,338 @@
+"""Driving a real JupyterLab page the way a person does: open a notebook, run a cell, read it.
+
+Everything here waits for what the page shows (an execution count, a card state), never for a
+fixed time, except :func:`pause_like_a_person`, which is the person's reading time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import Locator, Page, expect
+
+REPO = Path(__file__).resolve().parents[2]
+QUICKSTART = REPO / "notebooks" / "quickstart.ipynb"
+ARTIFACTS = REPO / ".ci" / "artifacts" / "e2e"
+DOC_SCREENSHOT = REPO / "docs" / "images" / "card.png"
+
+#: Debian's chromium; ``playwright install`` browsers are not used.
+CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",  # containers often have a tiny /dev/shm
+]
+
+#: The notebook shown in the active JupyterLab tab (a restored workspace may hold others).
+NOTEBOOK = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+CARD = '[data-testid="jpa-card"]'
+
+#: How long a person reads the card before answering; the kernel counts answers sooner than
+#: 1 s after the card was displayed as auto-answered.
+HUMAN_PAUSE_S = 1.3
+
+#: JupyterLab user settings for the test server: every cell attached to the DOM (no
+#: virtualised scrolling to fight), and no requests to the news feed.
+LAB_SETTINGS = {
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+        "fetchNews": "false",
+        "checkForUpdates": False,
+    },
+}
+
+
+def chromium_path() -> str | None:
+    """The system Chromium to drive (``CHROMIUM_PATH`` overrides), if installed."""
+    override = os.environ.get("CHROMIUM_PATH")
+    if override:
+        return override
+    for candidate in CHROMIUM_CANDIDATES:
+        if Path(candidate).exists():
+            return candidate
+    return shutil.which("chromium")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class LabServer:
+    """A running ``jupyter lab`` serving ``root``, writing its journal under ``state_dir``."""
+
+    root: Path
+    state_dir: Path
+    port: int
+    token: str
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def url(self, path: str) -> str:
+        # ``reset`` starts from an empty workspace: only the notebook asked for is open.
+        return f"{self.base_url}/{path}?token={self.token}&reset"
+
+    def api(self, path: str, method: str = "GET") -> bytes:
+        request = urllib.request.Request(
+            f"{self.base_url}{path}",
+            method=method,
+            headers={"Authorization": f"token {self.token}"},
+        )
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return bytes(response.read())
+
+    @classmethod
+    def start(cls, base: Path) -> LabServer:
+        """Start JupyterLab on a free port with config, runtime and state dirs under ``base``."""
+        root = base / "root"
+        state_dir = base / "state"  # outside the root: the journal must not be in a project
+        config_dir = base / "jupyter-config"
+        for directory in (root, state_dir, config_dir):
+            directory.mkdir(parents=True, exist_ok=True)
+        settings_dir = config_dir / "lab" / "user-settings"
+        for name, values in LAB_SETTINGS.items():
+            path = settings_dir / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(values))
+        env = {
+            **os.environ,
+            # Isolated: config, runtime, per-user data, IPython profile, lab settings, workspaces.
+            # Not isolated: the venv's share/jupyter (anywidget and the widget manager
+            # labextensions, the native python3 kernel), which jupyter finds via sys.prefix.
+            "JUPYTER_CONFIG_DIR": str(config_dir),
+            "JUPYTER_RUNTIME_DIR": str(base / "jupyter-runtime"),
+            "JUPYTER_DATA_DIR": str(base / "jupyter-data"),
+            "JUPYTERLAB_SETTINGS_DIR": str(settings_dir),
+            "JUPYTERLAB_WORKSPACES_DIR": str(base / "lab-workspaces"),
+            "IPYTHONDIR": str(base / "ipython"),
+            "JUPYTER_APPROVALS_STATE_DIR": str(state_dir),
+        }
+        env.pop("JUPYTER_PATH", None)
+        port = free_port()
+        token = secrets.token_hex(16)
+        command = [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            f"--port={port}",
+            "--ServerApp.port_retries=0",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.token={token}",
+            f"--ServerApp.root_dir={root}",
+        ]
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            command.append("--allow-root")  # containers and CI runners often run as root
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        log_path = ARTIFACTS / "jupyter-lab.log"
+        with log_path.open("wb") as log:
+            process = subprocess.Popen(
+                command,
+                cwd=root,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # a terminal's Ctrl-C goes to pytest, which stops it
+            )
+        server = cls(root, state_dir, port, token, process, log_path)
+        try:
+            server.wait_until_answering()
+        except BaseException:
+            server.stop()
+            raise
+        return server
+
+    def wait_until_answering(self, timeout: float = 90) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(
+                    f"jupyter lab exited with {self.process.returncode}; see {self.log_path}"
+                )
+            try:
+                self.api("/api/status")
+                self.api("/lab")
+                return
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                time.sleep(0.2)
+        raise TimeoutError(f"jupyter lab did not answer in {timeout} s; see {self.log_path}")
+
+    def stop(self) -> None:
+        """Shut the server down; it shuts its kernels down. Kill it if it hangs (its kernels
+        then exit on their own: ipykernel watches its parent process)."""
+        if self.process.poll() is not None:
+            return
+        try:
+            self.api("/api/shutdown", method="POST")
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+    def journal_lines(self) -> list[dict[str, Any]]:
+        lines: list[dict[str, Any]] = []
+        for path in sorted((self.state_dir / "decisions").glob("*.jsonl")):
+            lines.extend(json.loads(line) for line in path.read_text().splitlines())
+        return lines
+
+
+def fresh_quickstart(directory: Path) -> Path:
+    """A copy of the quickstart notebook as a person gets it before running it: no outputs.
+
+    The stored outputs hold a card of a request that no longer exists (and its widget state),
+    and stored execution counts would make "[n]:" ambiguous, so both are cleared.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    notebook = json.loads(QUICKSTART.read_text(encoding="utf-8"))
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "code":
+            cell["outputs"] = []
+            cell["execution_count"] = None
+    notebook["metadata"].pop("widgets", None)
+    path = directory / QUICKSTART.name
+    path.write_text(json.dumps(notebook, indent=1), encoding="utf-8")
+    return path
+
+
+@dataclass
+class QuickstartCells:
+    """Where the quickstart's steps are, found by their code (cell indices in the notebook)."""
+
+    setup: list[int]
+    first_call: int
+    agent_view: int
+    call_again: int
+
+    @classmethod
+    def of(cls, path: Path) -> QuickstartCells:
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+
+        def code(index: int) -> str:
+            return "".join(cells[index]["source"]) if cells[index]["cell_type"] == "code" else ""
+
+        def find(predicate: Callable[[str], bool], after: int = -1) -> int:
+            for index in range(after + 1, len(cells)):
+                if predicate(code(index)):
+                    return index
+            raise AssertionError("the quickstart notebook no longer has the expected cells")
+
+        call = "save_csv(rows, str(target))"
+        first_call = find(lambda src: call in src and "rows = [" in src)
+        setup = [i for i in range(first_call) if code(i).strip()]
+        agent_view = find(lambda src: 'pending.details["fingerprint"]' in src, first_call)
+        call_again = find(
+            lambda src: [line for line in src.splitlines() if not line.startswith("#")] == [call],
+            first_call,
+        )
+        return cls(setup, first_call, agent_view, call_again)
+
+
+@dataclass
+class NotebookPage:
+    """One notebook open in JupyterLab, with the cells run so far counted."""
+
+    page: Page
+    runs: int = 0
+    console: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    @classmethod
+    def open(cls, page: Page, server: LabServer, notebook: Path) -> NotebookPage:
+        opened = cls(page)
+        page.on("console", lambda msg: opened.console.append(f"{msg.type}: {msg.text}"))
+        page.on("pageerror", lambda exc: opened.errors.append(str(exc)))
+        relative = notebook.relative_to(server.root).as_posix()
+        page.goto(server.url(f"lab/tree/{relative}"))
+        expect(opened.cells.first).to_be_visible(timeout=60_000)
+        # The notebook's kernel is started, connected and idle. (The toolbar's execution
+        # indicator says "idle" before there is any kernel, and a cell run then does nothing;
+        # the status bar names the kernel only once it exists.)
+        expect(page.get_by_title(f"Change kernel for {notebook.name}")).to_have_text(
+            re.compile(r"^(?!No Kernel).+ \| Idle$"), timeout=60_000
+        )
+        return opened
+
+    @property
+    def cells(self) -> Locator:
+        return self.page.locator(f"{NOTEBOOK} .jp-Notebook .jp-Notebook-cell")
+
+    def cell(self, index: int) -> Locator:
+        return self.cells.nth(index)
+
+    def output(self, index: int) -> Locator:
+        return self.cell(index).locator(".jp-OutputArea")
+
+    def card(self, index: int) -> Locator:
+        return self.cell(index).locator(CARD)
+
+    def run(self, index: int, timeout: float = 60_000) -> None:
+        """Select a cell, press Shift+Enter, and wait until the kernel has finished it."""
+        prompt = self.cell(index).locator(".jp-InputPrompt")
+        prompt.click()  # selects the cell
+        self.page.keyboard.press("Escape")  # command mode
+        self.page.keyboard.press("Shift+Enter")
+        self.runs += 1
+        # "[n]:" replaces "[*]:" once the kernel has replied; every output arrived before that.
+        expect(prompt).to_have_text(f"[{self.runs}]:", timeout=timeout)
+
+    def run_all(self, indices: list[int]) -> None:
+        for index in indices:
+            self.run(index)
+
+
+def save_screenshot(target: Page | Locator, name: str, *, doc: bool = False) -> Path:
+    """Save a screenshot under .ci/artifacts/e2e; with ``doc`` and UPDATE_DOC_SCREENSHOTS=1,
+    also as the README/docs image of the card."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    if isinstance(target, Page):
+        target.screenshot(path=str(path))
+    else:
+        target.scroll_into_view_if_needed()
+        target.screenshot(path=str(path), animations="disabled")
+    if doc and os.environ.get("UPDATE_DOC_SCREENSHOTS") == "1":
+        DOC_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, DOC_SCREENSHOT)
+    return path
+
+
+def pause_like_a_person(since: float) -> None:
+    """Let a person's reading time pass since the card became visible (monotonic seconds)."""
+    remaining = HUMAN_PAUSE_S - (time.monotonic() - since)
+    if remaining > 0:
+        time.sleep(remaining)
+
+
+FINGERPRINT = re.compile(r"sha256:[0-9a-f]{64}")
+REQUEST_ID = re.compile(r"Request ([0-9a-f]{16})")

@@ -1,0 +1,248 @@
+"""The approval card as a person uses it: the quickstart notebook in a real JupyterLab.
+
+Each test opens a fresh copy of notebooks/quickstart.ipynb in headless Chromium, runs its
+cells with Shift+Enter, answers in the card, and checks what the person sees, what ran on
+disk, and what the journal recorded.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Locator, Page, expect
+
+from tests.e2e.lab import (
+    FINGERPRINT,
+    REQUEST_ID,
+    LabServer,
+    NotebookPage,
+    QuickstartCells,
+    pause_like_a_person,
+    save_screenshot,
+)
+
+pytestmark = pytest.mark.e2e
+
+# Kernel round trips and widget rendering take a moment on a loaded CI machine.
+expect.set_options(timeout=15_000)
+
+TARGET = Path("quickstart-output") / "sales.csv"
+EXPECTED_CSV = b"region,units\r\nnorth,120\r\nsouth,95\r\neast,143\r\n"  # csv.writer's lines
+PREVIEW = (
+    "Create quickstart-output/sales.csv with 4 rows:\nregion,units\nnorth,120\nsouth,95\neast,143"
+)
+TIME_LEFT = re.compile(r"^\d+:[0-5]\d left$")
+
+
+def open_first_call(page: Page, server: LabServer, notebook: Path):
+    """Open the notebook and run it up to and including the first protected call."""
+    cells = QuickstartCells.of(notebook)
+    nb = NotebookPage.open(page, server, notebook)
+    nb.run_all([*cells.setup, cells.first_call])
+    card = nb.card(cells.first_call)
+    expect(card).to_be_visible()
+    return nb, cells, card, time.monotonic()
+
+
+def request_id_shown(nb: NotebookPage, cell: int) -> str:
+    """The request id the ApprovalPending error in the cell's output names."""
+    text = nb.output(cell).inner_text()
+    assert "ApprovalPending" in text, text
+    assert "APPROVAL_PENDING" in text, text
+    match = REQUEST_ID.search(text)
+    assert match, text
+    return match.group(1)
+
+
+def button(card: Locator, name: str) -> Locator:
+    return card.get_by_role("button", name=name, exact=True)
+
+
+def events_of(server: LabServer, request_id: str) -> list[dict]:
+    return [line for line in server.journal_lines() if line.get("request_id") == request_id]
+
+
+def test_a_person_approves_in_the_card_and_the_next_call_runs_once(
+    lab_server: LabServer, notebook: Path, page: Page
+):
+    # Given the quickstart in JupyterLab, run up to and including the first protected call
+    nb, cells, card, seen = open_first_call(page, lab_server, notebook)
+    request_id = request_id_shown(nb, cells.first_call)
+
+    # Then the card shows the action, the summary, the preview, a short fingerprint, a
+    # running countdown and the two answers
+    expect(card).to_have_attribute("data-state", "pending")
+    expect(card.locator(".jpa-action")).to_have_text("table.write")
+    expect(card.locator(".jpa-summary")).to_have_text("Write quickstart-output/sales.csv")
+    assert card.locator(".jpa-preview pre").inner_text() == PREVIEW
+    short = card.locator(".jpa-fp")
+    expect(short).to_have_text(re.compile(r"^[0-9a-f]{12}$"))
+    clock = card.locator(".jpa-clock")
+    expect(clock).to_have_text(TIME_LEFT)
+    assert clock.inner_text().startswith(("9:", "10:")), clock.inner_text()  # 10 min to answer
+    expect(button(card, "Approve")).to_be_visible()
+    expect(button(card, "Reject")).to_be_visible()
+    expect(card.get_by_role("textbox", name="Reason")).to_be_editable()
+    expect(card.locator(".jpa-status")).to_contain_text("Waiting for a person")
+    expect(clock).not_to_have_text(clock.inner_text())  # it counts down while it is read
+    save_screenshot(card, "approve-1-card-pending", doc=True)
+
+    # And the short fingerprint is the start of the full one the agent gets as text
+    nb.run(cells.agent_view)
+    agent_text = nb.output(cells.agent_view).inner_text()
+    full = FINGERPRINT.search(agent_text)
+    assert full, agent_text
+    assert short.inner_text() == full.group(0)[len("sha256:") : len("sha256:") + 12]
+    card.get_by_role("button", name="show full").click()
+    expect(short).to_have_text(full.group(0))
+    second_view = nb.card(cells.agent_view)  # the same request, displayed again by that call
+    expect(second_view).to_have_attribute("data-state", "pending")
+
+    # When the person has read it for more than a second and presses Approve
+    pause_like_a_person(seen)
+    button(card, "Approve").click()
+
+    # Then the card says approved and offers no more answers, in both places it is shown
+    expect(card).to_have_attribute("data-state", "approved")
+    expect(card.locator(".jpa-status")).to_contain_text("Approved.")
+    expect(button(card, "Approve")).to_be_hidden()
+    expect(button(card, "Reject")).to_be_hidden()
+    expect(card.locator(".jpa-notice")).to_have_text("")
+    expect(clock).to_have_text(TIME_LEFT)  # now the approval's lifetime
+    expect(second_view).to_have_attribute("data-state", "approved")
+    save_screenshot(card, "approve-2-card-approved")
+
+    # When the "call again" cell runs
+    nb.run(cells.call_again)
+
+    # Then the call ran once, wrote the file, and the card says so
+    expect(nb.output(cells.call_again)).to_contain_text(
+        "'wrote 4 rows to quickstart-output/sales.csv'"
+    )
+    assert (notebook.parent / TARGET).read_bytes() == EXPECTED_CSV
+    expect(card).to_have_attribute("data-state", "executed")
+    expect(card.locator(".jpa-status")).to_contain_text("Executed once.")
+    save_screenshot(card, "approve-3-card-executed")
+    save_screenshot(page, "approve-4-notebook")
+
+    # And the journal holds request, decision (from the card, after more than a second) and run
+    lines = events_of(lab_server, request_id)
+    by_event = {line["event"]: line for line in lines}
+    events = [line["event"] for line in lines]
+    assert events[:1] == ["requested"], events
+    assert events.index("requested") < events.index("approved") < events.index("executed")
+    assert by_event["approved"]["channel"] == "card"
+    assert by_event["approved"]["latency_ms"] >= 1000
+    assert {by_event[e]["fingerprint"] for e in ("requested", "approved", "executed")} == {
+        full.group(0)
+    }
+    assert nb.errors == []
+
+
+def test_an_approve_click_within_a_second_is_auto_answered_and_nothing_runs(
+    lab_server: LabServer, notebook: Path, page: Page
+):
+    # Given the first protected call's card
+    nb, cells, card, _seen = open_first_call(page, lab_server, notebook)
+    request_id = request_id_shown(nb, cells.first_call)
+
+    # When Approve is pressed at once, sooner than a person reads
+    button(card, "Approve").click()
+
+    # Then the card shows the answer was not counted, and offers no answers any more
+    expect(card).to_have_attribute("data-state", "auto_answered")
+    expect(card.locator(".jpa-status")).to_contain_text("faster than a person reads")
+    expect(button(card, "Approve")).to_be_hidden()
+    save_screenshot(card, "auto-1-card-auto-answered")
+
+    # When the call is made again
+    nb.run(cells.call_again)
+
+    # Then it raises ApprovalAutoAnswered in the output and wrote nothing
+    output = nb.output(cells.call_again)
+    expect(output).to_contain_text("ApprovalAutoAnswered")
+    expect(output).to_contain_text("APPROVAL_AUTO_ANSWERED")
+    assert not (notebook.parent / TARGET).exists()
+    save_screenshot(page, "auto-2-notebook")
+
+    # And the journal records the too-fast answer from the card, and no run
+    events = {line["event"]: line for line in events_of(lab_server, request_id)}
+    assert events["auto_answered"]["channel"] == "card"
+    assert events["auto_answered"]["latency_ms"] < 1000
+    assert not {"approved", "executed"} & events.keys(), events.keys()
+    assert nb.errors == []
+
+
+def test_a_rejection_with_a_reason_reaches_the_next_call(
+    lab_server: LabServer, notebook: Path, page: Page
+):
+    # Given the first protected call's card
+    nb, cells, card, seen = open_first_call(page, lab_server, notebook)
+    request_id = request_id_shown(nb, cells.first_call)
+    cell_count = nb.cells.count()
+
+    # When the person types a reason (letters that are also notebook shortcuts) and rejects
+    reason = "Totals look wrong; check the east region first (ask Dana)"
+    box = card.get_by_role("textbox", name="Reason")
+    box.click()
+    box.press_sequentially(reason)
+    expect(box).to_have_value(reason)
+    assert nb.cells.count() == cell_count  # typing went to the box, not to the notebook
+    save_screenshot(card, "reject-1-card-with-reason")
+    pause_like_a_person(seen)
+    button(card, "Reject").click()
+
+    # Then the card shows the rejection with the reason, and offers no answers any more
+    expect(card).to_have_attribute("data-state", "rejected")
+    expect(card.locator(".jpa-status")).to_contain_text(f"Rejected. Reason: {reason}")
+    expect(button(card, "Reject")).to_be_hidden()
+    save_screenshot(card, "reject-2-card-rejected")
+
+    # When the call is made again
+    nb.run(cells.call_again)
+
+    # Then its error carries the person's reason, and nothing was written
+    output = nb.output(cells.call_again)
+    expect(output).to_contain_text("ApprovalRejected")
+    expect(output).to_contain_text(reason)
+    assert not (notebook.parent / TARGET).exists()
+    save_screenshot(page, "reject-3-notebook")
+
+    # And the journal records the rejection from the card with the reason
+    events = {line["event"]: line for line in events_of(lab_server, request_id)}
+    assert events["rejected"]["channel"] == "card"
+    assert events["rejected"]["reason"] == reason
+    assert events["rejected"]["latency_ms"] >= 1000
+    assert "executed" not in events
+    assert nb.errors == []
+
+
+def test_a_double_click_on_approve_decides_once_without_an_error(
+    lab_server: LabServer, notebook: Path, page: Page
+):
+    # Given the first protected call's card, read for more than a second
+    nb, cells, card, seen = open_first_call(page, lab_server, notebook)
+    request_id = request_id_shown(nb, cells.first_call)
+    pause_like_a_person(seen)
+
+    # When the person double-clicks Approve
+    button(card, "Approve").dblclick()
+
+    # Then the request is approved
+    expect(card).to_have_attribute("data-state", "approved")
+
+    # When the call is made again (the kernel handles messages in order, so by the time this
+    # cell has run it has handled everything the clicks sent)
+    nb.run(cells.call_again)
+
+    # Then it ran once, and the card shows no refused second decision
+    expect(nb.output(cells.call_again)).to_contain_text("'wrote 4 rows")
+    expect(card).to_have_attribute("data-state", "executed")
+    expect(card.locator(".jpa-notice")).to_have_text("")
+    events = [line["event"] for line in events_of(lab_server, request_id)]
+    assert events.count("approved") == 1, events
+    assert "refused" not in events, events
+    assert nb.errors == []
