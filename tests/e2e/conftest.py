@@ -39,7 +39,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     return report
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     """Headless Debian Chromium with a fresh profile, driven by Playwright."""
     if importlib.util.find_spec("playwright") is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 
 import pytest
@@ -62,10 +63,21 @@ def test_wait_outside_a_kernel_fails_at_once(tmp_path, monkeypatch):
     def act():
         return "ran"
 
-    # When it is awaited
+    # When it is awaited in an event loop of its own (a thread, so no other loop interferes)
     started = time.monotonic()
+    outcome: list[BaseException] = []
+    worker = threading.Thread(target=lambda: _capture(outcome, lambda: asyncio.run(act.wait())))
+    worker.start()
+    worker.join(30)
     with pytest.raises(errors.ApprovalWaitUnsupported) as caught:
-        asyncio.run(act.wait())
+        raise outcome[0]
     # Then it fails at once instead of hanging
     assert time.monotonic() - started < 5
     assert caught.value.details["reason"] == "not in a Jupyter kernel"
+
+
+def _capture(into: list[BaseException], run) -> None:
+    try:
+        run()
+    except BaseException as exc:
+        into.append(exc)
