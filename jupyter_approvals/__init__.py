@@ -64,3 +64,15 @@ def load_ipython_extension(shell: Any) -> None:
 
 def unload_ipython_extension(shell: Any) -> None:
     """``%unload_ext jupyter_approvals``: approvals stay in force."""
+
+
+def _jupyter_server_extension_points() -> list[dict[str, Any]]:
+    """Where jupyter_server finds the server extension (enabled by jupyter-config/)."""
+    from .server.app import ApprovalsServer
+
+    return [{"module": "jupyter_approvals.server.app", "app": ApprovalsServer}]
+
+
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
+    """Where JupyterLab finds the prebuilt sidebar (``jupyter labextension develop``)."""
+    return [{"src": "labextension", "dest": "jupyter-approvals"}]

@@ -154,6 +154,24 @@ class ApprovalMalformedMessage(ApprovalError):
     code = "APPROVAL_MALFORMED_MESSAGE"
 
 
+class ApprovalUnknownKernel(ApprovalError):
+    """No running kernel has that id (REST API)."""
+
+    code = "APPROVAL_UNKNOWN_KERNEL"
+
+
+class ApprovalKernelUnavailable(ApprovalError):
+    """The kernel did not answer in time, or has not loaded jupyter-approvals (REST API)."""
+
+    code = "APPROVAL_KERNEL_UNAVAILABLE"
+
+
+class ApprovalCrossOrigin(ApprovalError):
+    """A decision was posted from a page of another origin (REST API)."""
+
+    code = "APPROVAL_CROSS_ORIGIN"
+
+
 class ApprovalWaitUnsupported(ApprovalError):
     """``wait()`` cannot see a decision from here, so it refuses instead of hanging."""
 

@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from traitlets import TraitError
+
 from ..config import ApprovalsConfig
 from ..core import errors
 from ..core.journal import Journal
@@ -80,8 +82,16 @@ class KernelSession:
     ) -> None:
         self.shell = shell
         self.environ = environ if environ is not None else os.environ
-        config = ApprovalsConfig(config=getattr(shell, "config", None))
-        configured, self.ignored_settings = config.limits()
+        try:
+            configured, self.ignored_settings = ApprovalsConfig(
+                config=getattr(shell, "config", None)
+            ).limits()
+        except TraitError as exc:
+            # A value of the wrong type must not take approvals down: keep the promises.
+            configured = Limits()
+            self.ignored_settings = [
+                IgnoredSetting("ApprovalsConfig", float("nan"), float("nan"), f"invalid: {exc}")
+            ]
         self.limits: Limits = limits or configured
         for ignored in self.ignored_settings:
             log.warning(

@@ -1,0 +1,260 @@
+"""REST handlers of the server extension (docs/protocol.md, section 6).
+
+Every verb is ``@web.authenticated`` then ``@authorized`` with the resource ``approvals``.
+``APIHandler`` refuses foreign origins and, for cookie sessions, POSTs without the XSRF token.
+Handlers get what they need from the extension's settings, set up in ``app.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from jupyter_server.auth.decorator import authorized
+from jupyter_server.base.handlers import APIHandler
+from tornado import web
+
+from ..core import errors
+from ..core.decision import check_decision
+from ..core.journal import read_entries
+from ..core.policy import Limits
+from ..core.project import default_state_dir, journal_path, project_root_for
+from .kernels import KernelLinks, KernelUnavailable, NoApprovals
+
+AUTH_RESOURCE = "approvals"
+MAX_BODY_BYTES = 16 * 1024
+MAX_JOURNAL_PAGE = 200
+
+# HTTP status for each refusal a decision can get (docs/protocol.md 6.2).
+_STATUS = {
+    errors.ApprovalMalformedDecision.code: 400,
+    errors.ApprovalMalformedMessage.code: 400,
+    errors.ApprovalNotFromFrontend.code: 403,
+    errors.ApprovalCrossOrigin.code: 403,
+    errors.ApprovalUnknownKernel.code: 404,
+    errors.ApprovalUnknownRequest.code: 404,
+    errors.ApprovalFingerprintMismatch.code: 409,
+    errors.ApprovalAlreadyDecided.code: 409,
+    errors.ApprovalWithdrawn.code: 409,
+    errors.ApprovalTimedOut.code: 409,
+    errors.ApprovalAutoAnswered.code: 409,
+    errors.ApprovalTooLarge.code: 413,
+    errors.ApprovalKernelUnavailable.code: 504,
+}
+
+
+class ApprovalsHandler(APIHandler):
+    """Shared plumbing: JSON answers and coded errors."""
+
+    auth_resource = AUTH_RESOURCE
+
+    @property
+    def links(self) -> KernelLinks:
+        """The server's connections to its kernels."""
+        links: KernelLinks = self.settings["jupyter_approvals.links"]
+        return links
+
+    def reply(self, body: dict[str, Any], status: int = 200) -> None:
+        """Finish with a JSON body."""
+        self.set_status(status)
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps(body))
+
+    def refuse(self, error: errors.ApprovalError, **extra: Any) -> None:
+        """Finish with the coded error and its HTTP status."""
+        self.reply(
+            {"ok": False, "code": error.code, "message": error.message, **extra},
+            _STATUS.get(error.code, 400),
+        )
+
+
+class PendingHandler(ApprovalsHandler):
+    """``GET pending``: every pending request of every running kernel."""
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        """List pending requests; kernels that do not answer in time are named, not waited for."""
+        listing = await self.links.list_all()
+        root = Path(self.settings["server_root_dir"]).expanduser().resolve()
+        for item in listing["pending"]:
+            item["notebook_path"] = _relative(item.get("notebook_path"), root)
+        self.reply(listing)
+
+
+class DecisionHandler(ApprovalsHandler):
+    """``POST pending/{kernel_id}/{request_id}``: decide one request, as the sidebar."""
+
+    @web.authenticated
+    @authorized
+    async def post(self, kernel_id: str, request_id: str) -> None:
+        """Forward a decision to the kernel, where it passes every check of the card."""
+        if not self._same_origin():
+            self.refuse(
+                errors.ApprovalCrossOrigin(
+                    "Decisions are accepted only from pages of this server's own origin."
+                )
+            )
+            return
+        try:
+            decision, fingerprint, reason = self._read_body()
+        except errors.ApprovalError as exc:
+            self.refuse(exc)
+            return
+        ids = {"kernel_id": kernel_id, "id": request_id}
+        if kernel_id not in self.links.running():
+            self.refuse(errors.ApprovalUnknownKernel(f"No running kernel {kernel_id!r}."), **ids)
+            return
+        message = {
+            "op": "decide",
+            "id": request_id,
+            "decision": decision,
+            "fingerprint": fingerprint,
+            "reason": reason,
+            "channel": "sidebar",
+        }
+        try:
+            verdict = await self.links.ask(kernel_id, message)
+        except (KernelUnavailable, NoApprovals, KeyError) as exc:
+            why = (
+                "has not loaded jupyter-approvals"
+                if isinstance(exc, NoApprovals)
+                else "did not answer in time"
+            )
+            self.refuse(
+                errors.ApprovalKernelUnavailable(
+                    f"The kernel {why}; nothing was decided. Try again when it is idle."
+                ),
+                **ids,
+            )
+            return
+        if verdict.get("ok") is True:
+            self.reply(
+                {"ok": True, "code": None, "message": "", "status": verdict.get("status"), **ids}
+            )
+            return
+        code = str(verdict.get("code") or errors.ApprovalMalformedMessage.code)
+        self.reply(
+            {
+                "ok": False,
+                "code": code,
+                "message": str(verdict.get("message") or ""),
+                "status": verdict.get("status"),
+                **ids,
+            },
+            _STATUS.get(code, 400),
+        )
+
+    def _same_origin(self) -> bool:
+        # jupyter_server skips its origin check for token-authenticated requests; a decision
+        # is a write that only a page of this server (or a client sending no Origin) may make.
+        origin = self.request.headers.get("Origin")
+        if origin is None or self.allow_origin == "*":
+            return True
+        if self.allow_origin:
+            return origin == self.allow_origin
+        if self.allow_origin_pat:
+            return re.match(self.allow_origin_pat, origin) is not None
+        return urlparse(origin).netloc.lower() == self.request.host.lower()
+
+    def _read_body(self) -> tuple[str, str, str]:
+        if len(self.request.body) > MAX_BODY_BYTES:
+            raise errors.ApprovalTooLarge(f"The body is over {MAX_BODY_BYTES} bytes.")
+        try:
+            body = json.loads(self.request.body or b"")
+        except ValueError:
+            raise errors.ApprovalMalformedDecision("The body must be a JSON object.") from None
+        if not isinstance(body, dict):
+            raise errors.ApprovalMalformedDecision("The body must be a JSON object.")
+        unknown = set(body) - {"decision", "fingerprint", "reason"}
+        if unknown:
+            raise errors.ApprovalMalformedDecision(f"Unknown fields: {sorted(unknown)}.")
+        return check_decision(
+            body.get("decision"),
+            body.get("fingerprint"),
+            body.get("reason", ""),
+            Limits().max_reason_chars,
+        )
+
+
+class JournalHandler(ApprovalsHandler):
+    """``GET journal``: recent entries of a project's journal, newest first (display only)."""
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        """One page of the journal of the project at ``path`` (default: the server root)."""
+        try:
+            limit = int(self.get_argument("limit", "50"))
+            offset = int(self.get_argument("offset", "0"))
+        except ValueError:
+            self.refuse(errors.ApprovalMalformedMessage("limit and offset must be integers."))
+            return
+        if not 1 <= limit <= MAX_JOURNAL_PAGE or offset < 0:
+            self.refuse(
+                errors.ApprovalMalformedMessage(
+                    f"limit must be 1-{MAX_JOURNAL_PAGE} and offset at least 0."
+                )
+            )
+            return
+        root = Path(self.settings["server_root_dir"]).expanduser().resolve()
+        target = (root / self.get_argument("path", "")).resolve()
+        if not target.is_relative_to(root) or not target.exists():
+            self.refuse(
+                errors.ApprovalMalformedMessage(
+                    "path must name a file or directory inside the server root."
+                )
+            )
+            return
+        project = project_root_for(target)
+        try:
+            path = journal_path(project, default_state_dir(os.environ))
+        except ValueError as exc:
+            self.refuse(errors.ApprovalJournalInsideProject(str(exc)))
+            return
+        page = read_entries(
+            path,
+            limit=limit,
+            offset=offset,
+            event=self.get_argument("outcome", None),
+            action=self.get_argument("action", None),
+        )
+        self.reply(
+            {
+                "entries": page.entries,
+                "has_more": page.has_more,
+                "offset": offset,
+                "limit": limit,
+                "journal": str(path),
+                "project_root": str(project),
+                "corrupt_lines": page.corrupt_lines,
+            }
+        )
+
+
+class DoctorHandler(ApprovalsHandler):
+    """``GET doctor``: the checks of ``jupyter approvals doctor`` as JSON."""
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        """Run the installation checks for the server root's project."""
+        from ..doctor import run_checks
+
+        root = Path(self.settings["server_root_dir"]).expanduser().resolve()
+        # The checks read files and import modules: keep them off the server's event loop.
+        report = await asyncio.to_thread(run_checks, root)
+        self.reply(report.to_dict())
+
+
+def _relative(path: object, root: Path) -> object:
+    if isinstance(path, str) and os.path.isabs(path):
+        candidate = Path(path)
+        if candidate.is_relative_to(root):
+            return str(candidate.relative_to(root))
+    return path

@@ -1,0 +1,260 @@
+"""How the server asks running kernels about approvals: the comm contract, over kernel clients.
+
+One :class:`KernelLink` per kernel keeps an async client connected (so a poll costs one round
+trip, not a new connection) and a ``jupyter_approvals`` comm open once the kernel serves
+approvals. Replies are matched to requests by their parent message id. Every question has a
+timeout: a busy or dead kernel is reported as unanswered and never blocks the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Iterable
+from typing import Any
+
+from jupyter_client.session import Session
+
+log = logging.getLogger("jupyter_approvals.server")
+
+TARGET_NAME = "jupyter_approvals"
+
+
+class KernelUnavailable(Exception):
+    """The kernel did not answer in time, or stopped."""
+
+
+class NoApprovals(Exception):
+    """The kernel has not loaded jupyter-approvals (nothing can be pending there)."""
+
+
+class KernelLink:
+    """A connection to one kernel, speaking the ``jupyter_approvals`` comm contract."""
+
+    def __init__(self, kernel_id: str, client: Any) -> None:
+        self.kernel_id = kernel_id
+        self._client = client
+        self._comm_id: str | None = None
+        self._waiting: dict[str, _Waiter] = {}
+        self._lock = asyncio.Lock()
+        self._ready = False
+        self._readers: list[asyncio.Task[None]] = []
+
+    async def start(self, timeout: float) -> None:
+        """Connect the channels and wait until the kernel's iopub reaches us."""
+        if self._ready:
+            return
+        self._client.start_channels()
+        self._readers = [
+            asyncio.create_task(self._read(self._client.get_iopub_msg)),
+            asyncio.create_task(self._read(self._client.get_shell_msg)),
+        ]
+        try:
+            await self._ask("kernel_info_request", {}, timeout)
+        except KernelUnavailable:
+            # A subscriber can miss messages sent right after it connects; ask once more.
+            await self._ask("kernel_info_request", {}, timeout)
+        self._ready = True
+
+    def close(self) -> None:
+        """Stop reading and disconnect."""
+        for task in self._readers:
+            task.cancel()
+        with contextlib.suppress(Exception):
+            self._client.stop_channels()
+        for waiter in self._waiting.values():
+            if not waiter.future.done():
+                waiter.future.set_exception(KernelUnavailable("the connection was closed"))
+
+    async def request(self, data: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """Send ``data`` on the approvals comm and return the kernel's reply data."""
+        await self.start(timeout)
+        expected = _REPLY_OPS.get(str(data.get("op")), set()) | {"error"}
+        async with self._lock:
+            if self._comm_id is None:
+                reply = await self._ask("comm_info_request", {"target_name": TARGET_NAME}, timeout)
+                if not (reply.get("content") or {}).get("comms"):
+                    raise NoApprovals(self.kernel_id)
+                comm_id = uuid.uuid4().hex
+                opened = await self._ask(
+                    "comm_open",
+                    {"comm_id": comm_id, "target_name": TARGET_NAME, "data": {"op": "list"}},
+                    timeout,
+                    comm_id=comm_id,
+                    ops={"pending", "error"},
+                )
+                if opened["msg_type"] == "comm_close":
+                    raise NoApprovals(self.kernel_id)
+                self._comm_id = comm_id
+                if data.get("op") == "list":
+                    return _data(opened)
+            comm_id = self._comm_id
+        reply = await self._ask(
+            "comm_msg", {"comm_id": comm_id, "data": data}, timeout, comm_id=comm_id, ops=expected
+        )
+        if reply["msg_type"] == "comm_close":
+            self._comm_id = None
+            raise NoApprovals(self.kernel_id)
+        return _data(reply)
+
+    async def _ask(
+        self,
+        msg_type: str,
+        content: dict[str, Any],
+        timeout: float,
+        comm_id: str | None = None,
+        ops: set[str] | None = None,
+    ) -> dict[str, Any]:
+        message = self._client.session.msg(msg_type, content)
+        msg_id = message["header"]["msg_id"]
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiting[msg_id] = _Waiter(future, msg_type, comm_id, ops)
+        try:
+            self._client.shell_channel.send(message)
+            return await asyncio.wait_for(future, timeout)
+        except asyncio.TimeoutError:
+            raise KernelUnavailable(f"no answer within {timeout:g} s") from None
+        finally:
+            self._waiting.pop(msg_id, None)
+
+    async def _read(self, receive: Any) -> None:
+        while True:
+            try:
+                msg = await receive()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                await asyncio.sleep(0.05)
+                continue
+            self._dispatch(msg)
+
+    def _dispatch(self, msg: dict[str, Any]) -> None:
+        parent_id = (msg.get("parent_header") or {}).get("msg_id")
+        waiter = self._waiting.get(parent_id) if parent_id else None
+        if waiter is not None and not waiter.future.done() and waiter.accepts(msg):
+            waiter.future.set_result({"msg_type": msg["msg_type"], "content": msg["content"]})
+
+
+# Which reply op answers which request op (the kernel also broadcasts "changed" meanwhile).
+_REPLY_OPS = {"list": {"pending"}, "decide": {"decided"}}
+
+
+class _Waiter:
+    """A request waiting for its reply, and how to recognise that reply."""
+
+    def __init__(
+        self,
+        future: asyncio.Future[dict[str, Any]],
+        msg_type: str,
+        comm_id: str | None,
+        ops: set[str] | None,
+    ) -> None:
+        self.future = future
+        self._reply_type = msg_type.replace("_request", "_reply")
+        self._comm_id = comm_id
+        self._ops = ops or set()
+
+    def accepts(self, msg: dict[str, Any]) -> bool:
+        msg_type = msg.get("msg_type")
+        content = msg.get("content") or {}
+        if self._comm_id is None:
+            return bool(msg_type == self._reply_type)
+        if content.get("comm_id") != self._comm_id:
+            return False
+        if msg_type == "comm_close":
+            return True
+        data = content.get("data") or {}
+        return msg_type == "comm_msg" and isinstance(data, dict) and data.get("op") in self._ops
+
+
+def _data(reply: dict[str, Any]) -> dict[str, Any]:
+    data = (reply.get("content") or {}).get("data") or {}
+    return dict(data) if isinstance(data, dict) else {}
+
+
+class KernelLinks:
+    """Links to every running kernel of a server, created on demand and pruned as kernels go."""
+
+    def __init__(self, kernel_manager: Any, timeout: float) -> None:
+        self._kernel_manager = kernel_manager
+        self.timeout = timeout
+        self._links: dict[str, KernelLink] = {}
+
+    def running(self) -> list[str]:
+        """Ids of the kernels running now."""
+        return list(self._kernel_manager.list_kernel_ids())
+
+    def _link(self, kernel_id: str) -> KernelLink:
+        link = self._links.get(kernel_id)
+        if link is None:
+            kernel = self._kernel_manager.get_kernel(kernel_id)
+            # A Session of our own: a Session remembers the signatures it has seen and refuses
+            # repeats, so sharing the kernel manager's (as its other clients do) would make the
+            # second reader of every iopub message fail.
+            session = Session(
+                key=kernel.session.key,
+                signature_scheme=kernel.session.signature_scheme,
+                username="jupyter-approvals",
+            )
+            link = KernelLink(kernel_id, kernel.client(session=session))
+            self._links[kernel_id] = link
+        return link
+
+    def prune(self, running: Iterable[str]) -> None:
+        """Close the links of kernels that are gone."""
+        alive = set(running)
+        for kernel_id in [k for k in self._links if k not in alive]:
+            self._links.pop(kernel_id).close()
+
+    def close(self) -> None:
+        """Close every link (server shutdown)."""
+        self.prune(())
+
+    async def ask(self, kernel_id: str, data: dict[str, Any]) -> dict[str, Any]:
+        """Send one comm message to a kernel and return its reply (raises on no answer)."""
+        if kernel_id not in self.running():
+            raise KeyError(kernel_id)
+        link = self._link(kernel_id)
+        try:
+            return await link.request(data, self.timeout)
+        except KernelUnavailable:
+            # Start afresh next time: the connection may be what failed.
+            self._links.pop(kernel_id, None)
+            link.close()
+            raise
+
+    async def list_all(self) -> dict[str, Any]:
+        """Every kernel's pending requests, asked concurrently; see docs/protocol.md 6.1."""
+        running = self.running()
+        self.prune(running)
+        answers = await asyncio.gather(
+            *(self.ask(kernel_id, {"op": "list"}) for kernel_id in running),
+            return_exceptions=True,
+        )
+        pending: list[dict[str, Any]] = []
+        unanswered: list[str] = []
+        without: list[str] = []
+        journal_errors: list[dict[str, str]] = []
+        for kernel_id, answer in zip(running, answers, strict=True):
+            if isinstance(answer, NoApprovals):
+                without.append(kernel_id)
+            elif isinstance(answer, BaseException):
+                if not isinstance(answer, KernelUnavailable | KeyError):
+                    log.warning("asking kernel %s failed: %r", kernel_id, answer)
+                unanswered.append(kernel_id)
+            else:
+                for request in answer.get("requests") or []:
+                    if isinstance(request, dict):
+                        pending.append({**request, "kernel_id": kernel_id})
+                error = (answer.get("journal") or {}).get("error")
+                if error:
+                    journal_errors.append({"kernel_id": kernel_id, "error": str(error)})
+        pending.sort(key=lambda item: str(item.get("created_at", "")))
+        return {
+            "pending": pending,
+            "unanswered_kernels": unanswered,
+            "kernels_without_approvals": without,
+            "journal_errors": journal_errors,
+        }

@@ -1,0 +1,105 @@
+"""A real jupyter_server (pytest-jupyter) with the extension enabled, and real kernels in it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from traitlets.config import Config
+
+
+SETUP = """
+import jupyter_approvals as ja
+from pathlib import Path
+runs = []
+
+@ja.protected("table.write", summary="Overwrite {path}",
+              subject=lambda text, path: ja.FileContent(path), target="path")
+def save(text, path):
+    runs.append(path)
+    Path(path).write_text(text)
+    return "written"
+"""
+
+#: A person's pause before answering: decisions sooner than 1 s are auto-answered.
+HUMAN_PAUSE_S = 1.2
+
+
+@pytest.fixture
+def jp_server_config():
+    return Config(
+        {
+            "ServerApp": {"jpserver_extensions": {"jupyter_approvals": True}},
+            "ApprovalsServer": {"kernel_timeout": 3.0},
+        }
+    )
+
+
+@pytest.fixture(autouse=True)
+def _state_dir(tmp_path: Path, monkeypatch) -> Path:
+    state = tmp_path / "approvals-state"
+    monkeypatch.setenv("JUPYTER_APPROVALS_STATE_DIR", str(state))
+    return state
+
+
+class Kernel:
+    """A kernel started by the server, with a client to run cells in it (as an agent would)."""
+
+    def __init__(self, serverapp, kernel_id: str) -> None:
+        self.id = kernel_id
+        self.client = serverapp.kernel_manager.get_kernel(kernel_id).client()
+        self.client.start_channels()
+
+    async def run(self, code: str) -> dict:
+        """Execute ``code``; return ``{"status", "ename", "evalue", "outputs"}``."""
+        outputs: list[dict] = []
+        reply = await self.client.execute_interactive(
+            code, output_hook=lambda msg: outputs.append(msg), timeout=60
+        )
+        content = reply["content"]
+        return {
+            "status": content["status"],
+            "ename": content.get("ename"),
+            "evalue": content.get("evalue", ""),
+            "outputs": outputs,
+        }
+
+    async def pending_call(self, code: str) -> dict:
+        """Run a protected call that must end pending; return the ApprovalPending details."""
+        result = await self.run(
+            "import json as _json\ntry:\n"
+            + "\n".join("    " + line for line in code.splitlines())
+            + "\nexcept ja.ApprovalPending as _p:\n    print(_json.dumps(_p.details))"
+        )
+        assert result["status"] == "ok", result
+        text = "".join(
+            m["content"].get("text", "") for m in result["outputs"] if m["msg_type"] == "stream"
+        )
+        return json.loads(text.strip().splitlines()[-1])
+
+    def stop(self) -> None:
+        self.client.stop_channels()
+
+
+@pytest.fixture
+def kernels(jp_serverapp, jp_root_dir, jp_asyncio_loop):
+    """Start kernels in the server's root (a git project); stop them afterwards."""
+    (Path(jp_root_dir) / ".git").mkdir(exist_ok=True)
+    started: list[Kernel] = []
+
+    async def start(path: str = "notebook.ipynb") -> Kernel:
+        # Through the session manager, as JupyterLab does: the kernel learns its notebook path.
+        (Path(jp_root_dir) / path).parent.mkdir(parents=True, exist_ok=True)
+        session = await jp_serverapp.session_manager.create_session(
+            path=path, name=Path(path).name, type="notebook", kernel_name="python3"
+        )
+        kernel = Kernel(jp_serverapp, session["kernel"]["id"])
+        await kernel.client.wait_for_ready(timeout=60)
+        started.append(kernel)
+        return kernel
+
+    yield start
+    for kernel in started:
+        kernel.stop()
+    jp_asyncio_loop.run_until_complete(jp_serverapp.kernel_manager.shutdown_all())

@@ -1,0 +1,250 @@
+"""The REST API against a real jupyter_server and real kernels (docs/protocol.md section 6)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from tornado.httpclient import HTTPClientError
+
+from tests.server.conftest import HUMAN_PAUSE_S, SETUP
+
+API = "jupyter-approvals/api"
+
+
+async def get_json(jp_fetch, *parts, **kwargs) -> dict:
+    response = await jp_fetch(API, *parts, **kwargs)
+    return json.loads(response.body)
+
+
+async def post_decision(jp_fetch, kernel_id, request_id, body, **kwargs):
+    """POST a decision; return (status, body) also for error statuses."""
+    try:
+        response = await jp_fetch(
+            API, "pending", kernel_id, request_id, method="POST", body=json.dumps(body), **kwargs
+        )
+    except HTTPClientError as error:
+        return error.code, json.loads(error.response.body)
+    return response.code, json.loads(response.body)
+
+
+async def test_no_kernels_no_pending(jp_fetch):
+    # Given a server with no kernels, when the sidebar asks
+    listing = await get_json(jp_fetch, "pending")
+    # Then the answer is empty but complete
+    assert listing == {
+        "pending": [],
+        "unanswered_kernels": [],
+        "kernels_without_approvals": [],
+        "journal_errors": [],
+    }
+
+
+async def test_pending_requests_of_every_kernel_are_listed(jp_fetch, kernels):
+    # Given two kernels with a pending request each, and one without approvals
+    first = await kernels("sales/clean.ipynb")
+    second = await kernels("report.ipynb")
+    plain = await kernels("plain.ipynb")
+    for kernel, path in ((first, "a.txt"), (second, "b.txt")):
+        await kernel.run(SETUP)
+        await kernel.pending_call(f"save('x', {path!r})")
+    # When the sidebar asks
+    listing = await get_json(jp_fetch, "pending")
+    # Then both requests are there with their kernel and notebook, oldest first
+    assert [(p["kernel_id"], p["summary"]) for p in listing["pending"]] == [
+        (first.id, "Overwrite a.txt"),
+        (second.id, "Overwrite b.txt"),
+    ]
+    item = listing["pending"][0]
+    assert item["notebook_path"] == "sales/clean.ipynb"
+    assert item["fingerprint"].startswith("sha256:")
+    assert item["function"] == "__main__.save"
+    assert listing["kernels_without_approvals"] == [plain.id]
+    assert listing["unanswered_kernels"] == []
+
+
+async def test_a_busy_kernel_does_not_block_the_list(jp_fetch, kernels):
+    # Given one kernel with a pending request and one busy in a long cell
+    ready = await kernels("ready.ipynb")
+    busy = await kernels("busy.ipynb")
+    await ready.run(SETUP)
+    await ready.pending_call("save('x', 'r.txt')")
+    await busy.run(SETUP)
+    busy.client.execute("import time; time.sleep(20)")
+    await asyncio.sleep(0.5)
+    # When the sidebar asks
+    listing = await get_json(jp_fetch, "pending")
+    # Then the ready kernel's request is listed and the busy kernel is named as unanswered
+    assert [p["kernel_id"] for p in listing["pending"]] == [ready.id]
+    assert listing["unanswered_kernels"] == [busy.id]
+
+
+async def test_approving_from_the_sidebar_lets_the_call_run_once(jp_fetch, kernels, jp_root_dir):
+    # Given a pending call
+    kernel = await kernels()
+    await kernel.run(SETUP)
+    pending = await kernel.pending_call("save('data', 'out.txt')")
+    # When a person approves it in the sidebar after reading it
+    await asyncio.sleep(HUMAN_PAUSE_S)
+    status, verdict = await post_decision(
+        jp_fetch,
+        kernel.id,
+        pending["request_id"],
+        {"decision": "approve", "fingerprint": pending["fingerprint"]},
+    )
+    # Then the kernel approved it, and the call runs exactly once
+    assert status == 200
+    assert verdict == {
+        "ok": True,
+        "code": None,
+        "message": "",
+        "status": "approved",
+        "kernel_id": kernel.id,
+        "id": pending["request_id"],
+    }
+    assert (await kernel.run("save('data', 'out.txt')"))["status"] == "ok"
+    assert (jp_root_dir / "out.txt").read_text() == "data"
+    assert (await kernel.run("save('data', 'out.txt')"))["ename"] == "ApprovalPending"
+    # And it is gone from the list
+    listing = await get_json(jp_fetch, "pending")
+    assert [p["id"] for p in listing["pending"]] != [pending["request_id"]]
+
+
+async def test_rejection_reason_reaches_the_caller(jp_fetch, kernels):
+    kernel = await kernels()
+    await kernel.run(SETUP)
+    pending = await kernel.pending_call("save('data', 'out.txt')")
+    await asyncio.sleep(HUMAN_PAUSE_S)
+    status, _ = await post_decision(
+        jp_fetch,
+        kernel.id,
+        pending["request_id"],
+        {"decision": "reject", "fingerprint": pending["fingerprint"], "reason": "wrong table"},
+    )
+    assert status == 200
+    result = await kernel.run("save('data', 'out.txt')")
+    assert result["ename"] == "ApprovalRejected"
+    assert "wrong table" in result["evalue"]
+
+
+async def test_fast_answer_from_the_sidebar_is_auto_answered(jp_fetch, kernels):
+    kernel = await kernels()
+    await kernel.run(SETUP)
+    pending = await kernel.pending_call("save('data', 'out.txt')")
+    status, verdict = await post_decision(
+        jp_fetch,
+        kernel.id,
+        pending["request_id"],
+        {"decision": "approve", "fingerprint": pending["fingerprint"]},
+    )
+    assert (status, verdict["code"], verdict["status"]) == (
+        409,
+        "APPROVAL_AUTO_ANSWERED",
+        "auto_answered",
+    )
+    assert (await kernel.run("save('data', 'out.txt')"))["ename"] == "ApprovalAutoAnswered"
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        (
+            {"decision": "approve", "fingerprint": "sha256:" + "0" * 64},
+            409,
+            "APPROVAL_FINGERPRINT_MISMATCH",
+        ),
+        ({"decision": "yes", "fingerprint": "FP"}, 400, "APPROVAL_MALFORMED_DECISION"),
+        ({"decision": "approve"}, 400, "APPROVAL_MALFORMED_DECISION"),
+        (
+            {"decision": "approve", "fingerprint": "FP", "approved": True},
+            400,
+            "APPROVAL_MALFORMED_DECISION",
+        ),
+        (
+            {"decision": "reject", "fingerprint": "FP", "reason": "x" * 5000},
+            413,
+            "APPROVAL_TOO_LARGE",
+        ),
+        ("not json", 400, "APPROVAL_MALFORMED_DECISION"),
+    ],
+)
+async def test_bad_decisions_decide_nothing(jp_fetch, kernels, body, status, code):
+    # Given a pending call, shown long enough ago
+    kernel = await kernels()
+    await kernel.run(SETUP)
+    pending = await kernel.pending_call("save('data', 'out.txt')")
+    await asyncio.sleep(HUMAN_PAUSE_S)
+    if isinstance(body, dict) and body.get("fingerprint") == "FP":
+        body["fingerprint"] = pending["fingerprint"]
+    # When the decision is malformed or names other content
+    try:
+        response = await jp_fetch(
+            API,
+            "pending",
+            kernel.id,
+            pending["request_id"],
+            method="POST",
+            body=body if isinstance(body, str) else json.dumps(body),
+        )
+        got_status, verdict = response.code, json.loads(response.body)
+    except HTTPClientError as error:
+        got_status, verdict = error.code, json.loads(error.response.body)
+    # Then it is refused with its code, and the request is still pending
+    assert (got_status, verdict["code"]) == (status, code)
+    listing = await get_json(jp_fetch, "pending")
+    assert [p["id"] for p in listing["pending"]] == [pending["request_id"]]
+
+
+async def test_unknown_kernel_and_request_are_404(jp_fetch, kernels):
+    kernel = await kernels()
+    await kernel.run(SETUP)
+    body = {"decision": "approve", "fingerprint": "sha256:" + "a" * 64}
+    assert (await post_decision(jp_fetch, "no-such-kernel", "0123456789abcdef", body))[1][
+        "code"
+    ] == "APPROVAL_UNKNOWN_KERNEL"
+    status, verdict = await post_decision(jp_fetch, kernel.id, "0123456789abcdef", body)
+    assert (status, verdict["code"]) == (404, "APPROVAL_UNKNOWN_REQUEST")
+
+
+async def test_kernel_without_approvals_cannot_be_decided(jp_fetch, kernels):
+    kernel = await kernels()
+    status, verdict = await post_decision(
+        jp_fetch,
+        kernel.id,
+        "0123456789abcdef",
+        {"decision": "approve", "fingerprint": "sha256:" + "a" * 64},
+    )
+    assert (status, verdict["code"]) == (504, "APPROVAL_KERNEL_UNAVAILABLE")
+
+
+async def test_journal_lists_request_decision_and_outcome(jp_fetch, kernels):
+    # Given a call approved from the sidebar and run
+    kernel = await kernels()
+    await kernel.run(SETUP)
+    pending = await kernel.pending_call("save('data', 'j.txt')")
+    await asyncio.sleep(HUMAN_PAUSE_S)
+    await post_decision(
+        jp_fetch,
+        kernel.id,
+        pending["request_id"],
+        {"decision": "approve", "fingerprint": pending["fingerprint"]},
+    )
+    await kernel.run("save('data', 'j.txt')")
+    # When the history is read
+    page = await get_json(jp_fetch, "journal")
+    # Then it shows the three lines newest first, and filters work
+    mine = [e for e in page["entries"] if e.get("request_id") == pending["request_id"]]
+    assert [e["event"] for e in mine] == ["executed", "approved", "requested"]
+    assert mine[1]["channel"] == "sidebar"
+    approved = await get_json(jp_fetch, "journal", params={"outcome": "approved"})
+    assert {e["event"] for e in approved["entries"]} == {"approved"}
+    assert approved["has_more"] is False
+
+
+@pytest.mark.parametrize("params", [{"limit": "0"}, {"limit": "x"}, {"path": "../.."}])
+async def test_journal_refuses_bad_parameters(jp_fetch, params):
+    with pytest.raises(HTTPClientError) as caught:
+        await jp_fetch(API, "journal", params=params)
+    assert caught.value.code == 400
+    assert json.loads(caught.value.response.body)["code"] == "APPROVAL_MALFORMED_MESSAGE"
