@@ -1,0 +1,180 @@
+"""``GET pending`` across 20 kernels, against the floor of asking those kernels anything.
+
+Measured in one run:
+
+- baseline: a bare ``kernel_info`` round trip sent to the same 20 kernels concurrently, from
+  clients already connected (the least it can cost to hear from every kernel);
+- ``GET /jupyter-approvals/api/pending`` over HTTP from a real ``jupyter server`` with the
+  extension, while each of the 20 kernels holds 5 pending requests (100 in all).
+
+Target: median ratio at most 2x. The script starts the server and the kernels itself, in a
+temporary directory, and stops them at the end.
+
+    python benchmarks/bench_pending.py [--kernels 20] [--per-kernel 5] [--rounds 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import secrets
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from jupyter_client.asynchronous import AsyncKernelClient
+
+TARGET_RATIO = 2.0
+
+SETUP = """
+import jupyter_approvals as ja
+
+@ja.protected("bench.write", summary="Write item {{n}}")
+def write(n):
+    return n
+
+for n in range({per_kernel}):
+    try:
+        write(n)
+    except ja.ApprovalPending:
+        pass
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Server:
+    """A jupyter server with the extension, in a temporary root, driven over HTTP."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.port = free_port()
+        self.token = secrets.token_hex(16)
+        self.runtime = root / "runtime"
+        env = {
+            **os.environ,
+            "JUPYTER_RUNTIME_DIR": str(self.runtime),
+            "JUPYTER_APPROVALS_STATE_DIR": str(root / "state"),
+        }
+        (root / "project").mkdir()
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "jupyter_server",
+                "--no-browser",
+                f"--port={self.port}",
+                f"--IdentityProvider.token={self.token}",
+                f"--ServerApp.root_dir={root / 'project'}",
+                "--ServerApp.jpserver_extensions={'jupyter_approvals': True}",
+                "--allow-root",
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                self.get("api/status")
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+
+    def request(self, path: str, method: str = "GET", body: bytes | None = None) -> dict:
+        req = urllib.request.Request(
+            f"http://127.0.0.1:{self.port}/{path}",
+            data=body,
+            method=method,
+            headers={"Authorization": f"token {self.token}"},
+        )
+        with urllib.request.urlopen(req, timeout=60) as response:
+            return json.loads(response.read() or b"{}")
+
+    def get(self, path: str) -> dict:
+        return self.request(path)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(30)
+
+
+async def connect(server: Server, kernel_id: str) -> AsyncKernelClient:
+    client = AsyncKernelClient(connection_file=str(server.runtime / f"kernel-{kernel_id}.json"))
+    client.load_connection_file()
+    client.start_channels()
+    await client.wait_for_ready(timeout=60)
+    return client
+
+
+async def kernel_info_round(clients: list[AsyncKernelClient]) -> float:
+    start = time.perf_counter()
+    await asyncio.gather(*(client.kernel_info(reply=True, timeout=30) for client in clients))
+    return time.perf_counter() - start
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        server = Server(Path(tmp))
+        try:
+            print(f"starting {args.kernels} kernels ...", flush=True)
+            ids = [server.request("api/kernels", "POST", b"{}")["id"] for _ in range(args.kernels)]
+            clients = [await connect(server, kernel_id) for kernel_id in ids]
+            code = SETUP.format(per_kernel=args.per_kernel)
+            await asyncio.gather(
+                *(
+                    c.execute_interactive(code, timeout=120, output_hook=lambda _m: None)
+                    for c in clients
+                )
+            )
+            listing = await asyncio.to_thread(server.get, "jupyter-approvals/api/pending")
+            expected = args.kernels * args.per_kernel
+            if len(listing["pending"]) != expected or listing["unanswered_kernels"]:
+                raise SystemExit(
+                    f"setup failed: {len(listing['pending'])} pending, expected "
+                    f"{expected}; unanswered {listing['unanswered_kernels']}"
+                )
+            base: list[float] = []
+            pending: list[float] = []
+            for _ in range(args.rounds):
+                base.append(await kernel_info_round(clients))
+                start = time.perf_counter()
+                await asyncio.to_thread(server.get, "jupyter-approvals/api/pending")
+                pending.append(time.perf_counter() - start)
+            base_ms = statistics.median(base) * 1000
+            pending_ms = statistics.median(pending) * 1000
+            ratio = pending_ms / base_ms
+            print(f"kernels: {args.kernels}, pending requests: {expected}, rounds: {args.rounds}")
+            print(f"kernel_info to every kernel concurrently, median: {base_ms:.1f} ms")
+            print(f"GET pending, median: {pending_ms:.1f} ms")
+            verdict = "PASS" if ratio <= TARGET_RATIO else "FAIL"
+            print(f"ratio: {ratio:.2f}x (target <= {TARGET_RATIO:g}x) {verdict}")
+            for client in clients:
+                client.stop_channels()
+        finally:
+            server.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kernels", type=int, default=20)
+    parser.add_argument("--per-kernel", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=30)
+    asyncio.run(main_async(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
