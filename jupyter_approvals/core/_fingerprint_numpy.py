@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from jupyter_approvals.core._fingerprint_builtins import encode
 from jupyter_approvals.core._fingerprint_encoding import (
     Refused,
     Sink,
-    encode,
     enter,
     put_digest,
     put_kind,

@@ -14,17 +14,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from jupyter_approvals.core._fingerprint_builtins import encode, put_zone
 from jupyter_approvals.core._fingerprint_encoding import (
     Refused,
     Sink,
-    encode,
     enter,
     key_segment,
     put_int,
     put_kind,
     put_text,
     put_u64,
-    put_zone,
 )
 from jupyter_approvals.core._fingerprint_numpy import encode_array
 

@@ -21,14 +21,13 @@ import re
 import stat
 from typing import Final
 
+from jupyter_approvals.core._fingerprint_builtins import EXACT_ENCODERS, encode
 from jupyter_approvals.core._fingerprint_encoding import (
     CHUNK,
     DOMAIN,
-    EXACT_ENCODERS,
     MAX_DEPTH,
     Refused,
     Sink,
-    encode,
     put_digest,
 )
 
