@@ -24,10 +24,24 @@ browser:
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; \
 	fi
 
-$(VENV)/.installed: pyproject.toml
+# The JupyterLab sidebar (labextension/, TypeScript) is built here with npm and the venv's
+# jupyter, then linked into the venv; pip's own editable build of it is skipped. npm ci runs
+# again only when package.json or the lock changed since node_modules was installed.
+LABEXT := labextension
+LABEXT_SOURCES := $(LABEXT)/package.json $(wildcard $(LABEXT)/package-lock.json) $(LABEXT)/tsconfig.json \
+	$(wildcard $(LABEXT)/src/*) $(wildcard $(LABEXT)/style/*)
+
+$(VENV)/.installed: pyproject.toml $(LABEXT_SOURCES)
+	@command -v npm >/dev/null || { echo "make setup needs Node.js (>= 20) and npm to build $(LABEXT)/" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	HATCH_JUPYTER_BUILDER_SKIP_NPM=1 $(BIN)/python -m pip install --quiet -e ".[dev]"
+	cd $(LABEXT) && if [ ! -f package-lock.json ]; then npm install --no-audit --no-fund; \
+		elif [ ! -f node_modules/.package-lock.json ] \
+			|| [ package-lock.json -nt node_modules/.package-lock.json ] \
+			|| [ package.json -nt node_modules/.package-lock.json ]; then npm ci --no-audit --no-fund; fi
+	cd $(LABEXT) && PATH="$(abspath $(BIN)):$$PATH" npm run build
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/jupyter labextension develop --overwrite .
 	touch $@
 
 demo: setup

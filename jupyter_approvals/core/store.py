@@ -179,6 +179,7 @@ class ApprovalStore(EventedState[RequestInfo]):
                     request_id=request_id,
                     latency_ms=latency_ms,
                 )
+            request.reason = reason_text
             if answer == "approve":
                 request.status = Status.APPROVED
                 request.approval = Approval(
@@ -195,7 +196,6 @@ class ApprovalStore(EventedState[RequestInfo]):
                 self._issued[request.id] = request.approval
                 self._emit("approved", request)
             else:
-                request.reason = reason_text
                 request.code = errors.ApprovalRejected.code
                 self._end(request, Status.REJECTED)
                 self._emit("rejected", request)

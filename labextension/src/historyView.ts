@@ -1,0 +1,220 @@
+// The history tab: the project's decision journal (`GET journal`), newest first, a page at a
+// time, filtered by outcome and action. Read when shown and on Refresh; never polled.
+
+import { ServerConnection } from '@jupyterlab/services';
+import { Message } from '@lumino/messaging';
+import { Widget } from '@lumino/widgets';
+
+import { shortFingerprint } from './pendingItem';
+import { describeError, fetchJournal } from './request';
+import { IJournalEntry, IJournalReply, JOURNAL_EVENTS } from './tokens';
+
+const PAGE_SIZE = 50;
+
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  className: string,
+  text = '',
+  testid?: string
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  node.className = className;
+  node.textContent = text;
+  if (testid) {
+    node.dataset.testid = testid;
+  }
+  return node;
+}
+
+/** Local time of a journal entry: the time alone for today's, else date and time. */
+function formatTime(time: Date, raw: string): string {
+  if (Number.isNaN(time.getTime())) {
+    return raw;
+  }
+  const today = time.toDateString() === new Date().toDateString();
+  return today
+    ? time.toLocaleTimeString()
+    : time.toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'short' });
+}
+
+export class HistoryView extends Widget {
+  constructor(options: HistoryView.IOptions = {}) {
+    super();
+    this._settings = options.serverSettings;
+    this._paths = options.paths ?? (() => []);
+    this.addClass('jpa-Sidebar-history');
+    this.node.dataset.testid = 'jpa-sidebar-history';
+
+    // Whose journal: one per project (a notebook's git top-level, else its directory).
+    this._path.setAttribute('aria-label', 'Project of');
+    this._path.title = 'Show the journal of the project of this notebook';
+    this._path.addEventListener('change', () => {
+      this._pathChosen = true;
+      void this.load(0);
+    });
+
+    this._outcome.append(new Option('All outcomes', ''));
+    for (const event of JOURNAL_EVENTS) {
+      this._outcome.append(new Option(event.replace('_', ' '), event));
+    }
+    this._outcome.setAttribute('aria-label', 'Outcome');
+    this._outcome.addEventListener('change', () => this.load(0));
+    this._action.type = 'search';
+    this._action.placeholder = 'Action, e.g. table.write';
+    this._action.setAttribute('aria-label', 'Action');
+    this._action.addEventListener('change', () => this.load(0));
+    const refresh = el('button', 'jpa-Sidebar-button', 'Refresh', 'jpa-sidebar-history-refresh');
+    refresh.addEventListener('click', () => this.load(this._offset));
+    const filters = el('div', 'jpa-Sidebar-filters');
+    filters.append(this._path, this._outcome, this._action, refresh);
+
+    this._newer.addEventListener('click', () => this.load(Math.max(0, this._offset - PAGE_SIZE)));
+    this._older.addEventListener('click', () => this.load(this._offset + PAGE_SIZE));
+    const pager = el('div', 'jpa-Sidebar-pager');
+    pager.append(this._newer, this._range, this._older);
+
+    this._error.hidden = true;
+    this.node.append(filters, this._error, this._list, pager, this._about);
+  }
+
+  /** Read the page starting at `offset` with the current filters. */
+  async load(offset = 0): Promise<void> {
+    const request = ++this._request;
+    this.node.classList.add('jpa-mod-loading');
+    let reply: IJournalReply | null = null;
+    let error = '';
+    try {
+      const query = {
+        limit: PAGE_SIZE,
+        offset,
+        outcome: this._outcome.value,
+        action: this._action.value.trim(),
+        path: this._path.value
+      };
+      reply = await fetchJournal(query, this._settings);
+    } catch (err) {
+      const { code, message } = describeError(err);
+      error =
+        code === 'SERVER_EXTENSION_MISSING'
+          ? 'The journal is read through the server extension, which is not running.'
+          : `${code}: ${message}`;
+    }
+    if (request !== this._request || this.isDisposed) {
+      return; // a later load superseded this one
+    }
+    this.node.classList.remove('jpa-mod-loading');
+    this._error.textContent = error;
+    this._error.hidden = !error;
+    this._render(reply, offset);
+  }
+
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    this._syncPaths();
+    void this.load(this._offset);
+  }
+
+  /** Offer the notebooks known now; keep the person's choice, else follow the first one. */
+  private _syncPaths(): void {
+    const chosen = this._path.value;
+    const paths = [...new Set(this._paths())];
+    const options = [...paths.map(path => new Option(path, path)), new Option('Server root', '')];
+    this._path.replaceChildren(...options);
+    const keep = this._pathChosen && (chosen === '' || paths.includes(chosen));
+    this._path.value = keep ? chosen : (paths[0] ?? '');
+    if (this._path.value !== chosen) {
+      this._offset = 0;
+    }
+  }
+
+  private _render(reply: IJournalReply | null, offset: number): void {
+    const entries = reply?.entries ?? [];
+    this._offset = reply ? offset : this._offset;
+    this._list.replaceChildren(...entries.map(entry => this._renderEntry(entry)));
+    if (reply && !entries.length) {
+      this._list.append(el('li', 'jpa-Sidebar-empty', 'No journal entries.'));
+    }
+    this._newer.disabled = !reply || offset === 0;
+    this._older.disabled = !reply || !reply.has_more;
+    this._range.textContent = entries.length ? `${offset + 1}–${offset + entries.length}` : '';
+    const about: string[] = [];
+    if (reply) {
+      about.push(`Project ${reply.project_root}`, `journal ${reply.journal}`);
+      if (reply.corrupt_lines) {
+        about.push(`${reply.corrupt_lines} unreadable lines skipped`);
+      }
+    }
+    this._about.textContent = about.join(' · ');
+  }
+
+  private _renderEntry(entry: IJournalEntry): HTMLLIElement {
+    const item = el('li', 'jpa-Sidebar-entry', '', 'jpa-sidebar-history-entry');
+    item.dataset.event = entry.event;
+    if (entry.request_id) {
+      item.dataset.requestId = entry.request_id;
+    }
+    const time = el('time', 'jpa-Sidebar-time', formatTime(new Date(entry.time), entry.time));
+    time.dateTime = entry.time;
+    const header = el('div', 'jpa-Sidebar-entryHeader');
+    header.append(
+      el('span', `jpa-Sidebar-event jpa-mod-${entry.event}`, entry.event.replace('_', ' ')),
+      el('span', 'jpa-Sidebar-action', entry.action ?? ''),
+      time
+    );
+    item.append(header);
+    if (entry.summary) {
+      item.append(el('div', 'jpa-Sidebar-summary', entry.summary));
+    }
+    const details: string[] = [];
+    if (entry.channel) {
+      details.push(`via ${entry.channel}`);
+    }
+    if (typeof entry.latency_ms === 'number') {
+      details.push(`after ${(entry.latency_ms / 1000).toFixed(1)} s`);
+    }
+    if (entry.code) {
+      details.push(entry.code);
+    }
+    if (entry.fingerprint) {
+      details.push(shortFingerprint(entry.fingerprint));
+    }
+    if (entry.notebook_path) {
+      details.push(entry.notebook_path);
+    }
+    if (details.length) {
+      item.append(el('div', 'jpa-Sidebar-meta', details.join(' · ')));
+    }
+    for (const text of [
+      entry.reason && `reason: ${entry.reason}`,
+      entry.error && `error: ${entry.error}`
+    ]) {
+      if (text) {
+        item.append(el('div', 'jpa-Sidebar-meta jpa-Sidebar-note', text));
+      }
+    }
+    return item;
+  }
+
+  private _settings: ServerConnection.ISettings | undefined;
+  private _paths: () => string[];
+  private _pathChosen = false;
+  private _offset = 0;
+  private _request = 0;
+  private _path = el('select', 'jpa-Sidebar-select', '', 'jpa-sidebar-history-path');
+  private _outcome = el('select', 'jpa-Sidebar-select', '', 'jpa-sidebar-history-outcome');
+  private _action = el('input', 'jpa-Sidebar-input', '', 'jpa-sidebar-history-action');
+  private _error = el('div', 'jpa-Sidebar-error', '', 'jpa-sidebar-history-error');
+  private _list = el('ul', 'jpa-Sidebar-list', '', 'jpa-sidebar-history-list');
+  private _newer = el('button', 'jpa-Sidebar-button', 'Newer', 'jpa-sidebar-history-newer');
+  private _older = el('button', 'jpa-Sidebar-button', 'Older', 'jpa-sidebar-history-older');
+  private _range = el('span', 'jpa-Sidebar-range');
+  private _about = el('div', 'jpa-Sidebar-about');
+}
+
+export namespace HistoryView {
+  export interface IOptions {
+    serverSettings?: ServerConnection.ISettings;
+    /** Notebook paths (relative to the server root) whose project journals to offer. */
+    paths?: () => string[];
+  }
+}

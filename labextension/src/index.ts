@@ -1,0 +1,93 @@
+// The jupyter-approvals sidebar plugin: a left panel listing the requests waiting for a
+// person's decision in every running kernel, through the server extension's REST API.
+
+import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { ICommandPalette, Notification } from '@jupyterlab/apputils';
+import { IDocumentManager } from '@jupyterlab/docmanager';
+import { INotebookTracker } from '@jupyterlab/notebook';
+
+import { shieldIcon } from './icon';
+import { ApprovalsModel } from './model';
+import { openRequestingCell } from './openCell';
+import { ApprovalsPanel } from './panel';
+import { NewRequestNotifier } from './notify';
+import { IItemHandlers, isOpenable } from './pendingItem';
+import { IApprovalsModel } from './tokens';
+
+export * from './tokens';
+
+namespace CommandIDs {
+  export const show = 'jupyter-approvals:show';
+}
+
+const plugin: JupyterFrontEndPlugin<IApprovalsModel> = {
+  id: 'jupyter-approvals:sidebar',
+  description: 'Pending approval requests of the running kernels, to approve or reject.',
+  autoStart: true,
+  provides: IApprovalsModel,
+  optional: [IDocumentManager, INotebookTracker, ILayoutRestorer, ICommandPalette],
+  activate: (
+    app: JupyterFrontEnd,
+    docManager: IDocumentManager | null,
+    tracker: INotebookTracker | null,
+    restorer: ILayoutRestorer | null,
+    palette: ICommandPalette | null
+  ): IApprovalsModel => {
+    const serverSettings = app.serviceManager.serverSettings;
+    const model = new ApprovalsModel({ serverSettings });
+    const handlers: IItemHandlers = {
+      decide: (item, decision, reason) => void model.decide(item, decision, reason),
+      open: item => {
+        const path = item.notebook_path;
+        if (!path) {
+          return;
+        }
+        openRequestingCell(app, docManager, tracker, path, item.cell_id)
+          .then(found => {
+            if (!found) {
+              Notification.warning(`The requesting cell is no longer in ${path}.`, {
+                autoClose: 5000
+              });
+            }
+          })
+          .catch(reason => console.error('jupyter-approvals: cannot open', path, reason));
+      }
+    };
+    // The history tab offers the journals of the notebooks at hand: the current one first,
+    // then the other open ones, then those that asked for approval in this session.
+    const asked = new Set<string>();
+    model.changed.connect((_, change) => {
+      for (const key of change.added) {
+        const path = model.get(key)?.notebook_path;
+        if (isOpenable(path)) {
+          asked.add(path);
+        }
+      }
+    });
+    const journalPaths = (): string[] => {
+      const open: string[] = [];
+      tracker?.forEach(notebook => open.push(notebook.context.path));
+      const current = tracker?.currentWidget?.context.path;
+      return [...(current ? [current] : []), ...open, ...asked];
+    };
+    const panel = new ApprovalsPanel({ model, handlers, serverSettings, journalPaths });
+    const reveal = () => app.shell.activateById(panel.id);
+
+    app.shell.add(panel, 'left', { rank: 950, type: 'Approvals' });
+    restorer?.add(panel, 'jupyter-approvals');
+    app.commands.addCommand(CommandIDs.show, {
+      label: 'Show Approval Requests',
+      caption: 'Open the sidebar of requests waiting for approval',
+      icon: shieldIcon,
+      execute: reveal
+    });
+    palette?.addItem({ command: CommandIDs.show, category: 'Approvals' });
+
+    const notifier = new NewRequestNotifier(model, panel, reveal);
+    panel.shown.connect(() => notifier.dismiss());
+    model.start();
+    return model;
+  }
+};
+
+export default plugin;

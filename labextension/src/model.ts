@@ -1,0 +1,251 @@
+// The pending requests of every kernel: polls `GET pending` every second, keeps the requests
+// keyed by `kernel_id/id`, and emits only what changed. Decisions go through `decide`.
+
+import { ServerConnection } from '@jupyterlab/services';
+import { IDisposable } from '@lumino/disposable';
+import { ISignal, Signal } from '@lumino/signaling';
+
+import { describeError, fetchPending, postDecision, ServerExtensionMissing } from './request';
+import {
+  Decision,
+  IApprovalsModel,
+  IConnection,
+  IPendingChange,
+  IPendingReply,
+  IPendingRequest,
+  itemKey,
+  Verdict
+} from './tokens';
+
+/** Poll intervals in ms: while the extension answers; after an error; while it is missing. */
+const INTERVAL = { ok: 1000, error: 3000, missing: 15000 };
+
+/** Clock differences under this (ms) are the `Date` header's 1 s resolution, not skew. */
+const SKEW_THRESHOLD = 1500;
+
+export class ApprovalsModel implements IApprovalsModel, IDisposable {
+  constructor(options: ApprovalsModel.IOptions = {}) {
+    this._settings = options.serverSettings;
+  }
+
+  get keys(): readonly string[] {
+    return this._keys;
+  }
+
+  get(key: string): IPendingRequest | undefined {
+    return this._items.get(key);
+  }
+
+  get connection(): IConnection {
+    return this._connection;
+  }
+
+  get changed(): ISignal<IApprovalsModel, IPendingChange> {
+    return this._changed;
+  }
+
+  get connectionChanged(): ISignal<IApprovalsModel, IConnection> {
+    return this._connectionChanged;
+  }
+
+  get verdictChanged(): ISignal<IApprovalsModel, string> {
+    return this._verdictChanged;
+  }
+
+  get isDisposed(): boolean {
+    return this._disposed;
+  }
+
+  /** Start polling; polling pauses while the page is hidden and resumes at once after. */
+  start(): void {
+    document.addEventListener('visibilitychange', this._onVisibility);
+    void this.refresh();
+  }
+
+  now(): number {
+    return Date.now() + this._clockOffset;
+  }
+
+  verdict(key: string): Verdict | undefined {
+    return this._verdicts.get(key);
+  }
+
+  refresh(): Promise<void> {
+    window.clearTimeout(this._timer);
+    if (!this._inFlight) {
+      this._inFlight = this._poll().finally(() => {
+        this._inFlight = null;
+        this._schedule();
+      });
+    }
+    return this._inFlight;
+  }
+
+  async decide(item: IPendingRequest, decision: Decision, reason: string): Promise<Verdict> {
+    const key = itemKey(item);
+    const current = this._verdicts.get(key);
+    if (current?.state === 'sending') {
+      return current;
+    }
+    this._setVerdict(key, { state: 'sending', decision });
+    let verdict: Verdict;
+    try {
+      const body = { decision, fingerprint: item.fingerprint, reason };
+      const reply = await postDecision(item, body, this._settings);
+      verdict = reply.ok
+        ? { state: 'ok', decision, status: reply.status ?? null }
+        : {
+            state: 'error',
+            decision,
+            code: reply.code ?? 'APPROVAL_ERROR',
+            message: reply.message
+          };
+    } catch (error) {
+      verdict = { state: 'error', decision, ...describeError(error) };
+    }
+    if (this._items.has(key)) {
+      this._setVerdict(key, verdict);
+    }
+    return verdict;
+  }
+
+  dispose(): void {
+    if (this._disposed) {
+      return;
+    }
+    this._disposed = true;
+    window.clearTimeout(this._timer);
+    document.removeEventListener('visibilitychange', this._onVisibility);
+    Signal.clearData(this);
+  }
+
+  private async _poll(): Promise<void> {
+    try {
+      const { body, date } = await fetchPending(this._settings);
+      if (date !== null) {
+        this._updateClock(date);
+      }
+      this._apply(body);
+      this._setConnection({
+        state: 'ok',
+        message: '',
+        unansweredKernels: body.unanswered_kernels ?? [],
+        journalErrors: body.journal_errors ?? []
+      });
+    } catch (error) {
+      const missing = error instanceof ServerExtensionMissing;
+      if (missing) {
+        this._apply({
+          pending: [],
+          unanswered_kernels: [],
+          kernels_without_approvals: [],
+          journal_errors: []
+        });
+      }
+      const { code, message } = describeError(error);
+      this._setConnection({
+        state: missing ? 'missing' : 'error',
+        message: missing ? message : `${code}: ${message}`,
+        detail: missing ? error.detail : undefined,
+        unansweredKernels: [],
+        journalErrors: []
+      });
+    }
+  }
+
+  private _schedule(): void {
+    window.clearTimeout(this._timer);
+    if (this._disposed || document.hidden) {
+      return; // _onVisibility polls again when the page is shown
+    }
+    const state = this._connection.state;
+    const delay =
+      state === 'missing' ? INTERVAL.missing : state === 'error' ? INTERVAL.error : INTERVAL.ok;
+    this._timer = window.setTimeout(() => void this.refresh(), delay);
+  }
+
+  private _onVisibility = (): void => {
+    if (!document.hidden) {
+      void this.refresh();
+    }
+  };
+
+  /** Replace the list with the server's, emitting the keys added, removed and changed. */
+  private _apply(reply: IPendingReply): void {
+    const items = new Map<string, IPendingRequest>();
+    const signatures = new Map<string, string>();
+    for (const item of reply.pending) {
+      const key = itemKey(item);
+      if (!items.has(key)) {
+        items.set(key, item);
+        signatures.set(key, JSON.stringify(item));
+      }
+    }
+    const keys = [...items.keys()];
+    const added = keys.filter(key => !this._items.has(key));
+    const removed = this._keys.filter(key => !items.has(key));
+    const updated = keys.filter(
+      key => this._signatures.has(key) && this._signatures.get(key) !== signatures.get(key)
+    );
+    const kept = keys.filter(key => this._items.has(key));
+    const keptBefore = this._keys.filter(key => items.has(key));
+    const reordered = kept.some((key, index) => keptBefore[index] !== key);
+    this._items = items;
+    this._signatures = signatures;
+    this._keys = keys;
+    for (const key of removed) {
+      this._verdicts.delete(key);
+    }
+    if (added.length || removed.length || updated.length || reordered) {
+      this._changed.emit({ added, removed, updated, reordered });
+    }
+  }
+
+  private _setConnection(connection: IConnection): void {
+    if (JSON.stringify(connection) !== JSON.stringify(this._connection)) {
+      this._connection = connection;
+      this._connectionChanged.emit(connection);
+    }
+  }
+
+  private _setVerdict(key: string, verdict: Verdict): void {
+    this._verdicts.set(key, verdict);
+    this._verdictChanged.emit(key);
+  }
+
+  /** Follow the server's clock (expiry times are its), ignoring the header's resolution. */
+  private _updateClock(serverDate: number): void {
+    const offset = serverDate + 500 - Date.now();
+    if (Math.abs(offset) < SKEW_THRESHOLD) {
+      this._clockOffset = 0;
+    } else if (Math.abs(offset - this._clockOffset) > 1000) {
+      this._clockOffset = offset;
+    }
+  }
+
+  private _settings: ServerConnection.ISettings | undefined;
+  private _items = new Map<string, IPendingRequest>();
+  private _signatures = new Map<string, string>();
+  private _keys: string[] = [];
+  private _verdicts = new Map<string, Verdict>();
+  private _connection: IConnection = {
+    state: 'connecting',
+    message: '',
+    unansweredKernels: [],
+    journalErrors: []
+  };
+  private _clockOffset = 0;
+  private _timer = 0;
+  private _inFlight: Promise<void> | null = null;
+  private _disposed = false;
+  private _changed = new Signal<IApprovalsModel, IPendingChange>(this);
+  private _connectionChanged = new Signal<IApprovalsModel, IConnection>(this);
+  private _verdictChanged = new Signal<IApprovalsModel, string>(this);
+}
+
+export namespace ApprovalsModel {
+  export interface IOptions {
+    /** Defaults to the page's settings (base URL, token). */
+    serverSettings?: ServerConnection.ISettings;
+  }
+}

@@ -1,0 +1,237 @@
+// One pending request in the sidebar. Its DOM is built once; `update` changes only the text
+// that changed, so a poll never resets the reason being typed or the focus.
+
+import { Decision, IPendingRequest, Verdict } from './tokens';
+
+/** What a row asks of its list. */
+export interface IItemHandlers {
+  decide(item: IPendingRequest, decision: Decision, reason: string): void;
+  open(item: IPendingRequest): void;
+}
+
+/** Previews up to this size start expanded; longer ones start collapsed. */
+const SHORT_PREVIEW = { chars: 400, lines: 8 };
+
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  className: string,
+  testid?: string
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  node.className = className;
+  if (testid) {
+    node.dataset.testid = testid;
+  }
+  return node;
+}
+
+function setText(node: HTMLElement, text: string): void {
+  if (node.textContent !== text) {
+    node.textContent = text;
+  }
+}
+
+/** The short fingerprint: the first 12 hex digits after `sha256:`. */
+export function shortFingerprint(fingerprint: string): string {
+  return fingerprint.startsWith('sha256:') ? fingerprint.slice(7, 19) : fingerprint;
+}
+
+/** `m:ss` left until `expiresAt`, or `expired`. */
+export function timeLeft(expiresAt: string, now: number): string {
+  const ms = Date.parse(expiresAt) - now;
+  if (Number.isNaN(ms)) {
+    return '';
+  }
+  if (ms <= 0) {
+    return 'expired';
+  }
+  const s = Math.floor(ms / 1000);
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')} left`;
+}
+
+/** A notebook path the document manager can open: relative to the server root. */
+export function isOpenable(path: string | null | undefined): path is string {
+  return !!path && !path.startsWith('/') && !/^[A-Za-z]:[\\/]/.test(path);
+}
+
+export class PendingItem {
+  readonly node = el('li', 'jpa-Sidebar-item', 'jpa-sidebar-item');
+
+  constructor(
+    item: IPendingRequest,
+    private readonly _handlers: IItemHandlers
+  ) {
+    this._item = item;
+    this.node.dataset.requestId = item.id;
+    this.node.dataset.kernelId = item.kernel_id;
+
+    const header = el('div', 'jpa-Sidebar-itemHeader');
+    header.append(this._action, this._clock);
+    this._fingerprint.tabIndex = 0;
+    this._fingerprint.setAttribute('role', 'button');
+    this._fingerprint.title = 'Fingerprint of the call: click to show it in full';
+    this._fingerprint.addEventListener('click', () => this._toggleFingerprint());
+    this._fingerprint.addEventListener('keydown', event => {
+      if (event.key === 'Enter' || event.key === ' ') {
+        event.preventDefault();
+        this._toggleFingerprint();
+      }
+    });
+    const fingerprintRow = el('div', 'jpa-Sidebar-meta');
+    fingerprintRow.append('fingerprint ', this._fingerprint);
+    const functionRow = el('div', 'jpa-Sidebar-meta');
+    functionRow.append('runs ', this._function);
+
+    this._path.type = 'button';
+    this._path.addEventListener('click', () => {
+      if (isOpenable(this._item.notebook_path)) {
+        this._handlers.open(this._item);
+      }
+    });
+    // The omitted count sits in the summary: visible even while the preview is collapsed.
+    const previewTitle = el('summary', 'jpa-Sidebar-previewTitle');
+    previewTitle.append('Preview', this._omitted);
+    this._preview.append(previewTitle, this._pre);
+
+    this._reason.type = 'text';
+    this._reason.placeholder = 'Reason (optional)';
+    this._reason.setAttribute('aria-label', 'Reason');
+    this._approve.textContent = 'Approve';
+    this._reject.textContent = 'Reject';
+    this._approve.addEventListener('click', () => this._decide('approve'));
+    this._reject.addEventListener('click', () => this._decide('reject'));
+    const buttons = el('div', 'jpa-Sidebar-buttons');
+    buttons.append(this._approve, this._reject);
+    const actions = el('div', 'jpa-Sidebar-actions');
+    actions.append(this._reason, buttons);
+
+    this.node.append(
+      header,
+      this._summary,
+      this._origin,
+      fingerprintRow,
+      functionRow,
+      this._preview,
+      actions,
+      this._verdict
+    );
+    this.update(item);
+    const preview = item.preview ?? '';
+    this._preview.open =
+      preview.length <= SHORT_PREVIEW.chars && preview.split('\n').length <= SHORT_PREVIEW.lines;
+  }
+
+  get item(): IPendingRequest {
+    return this._item;
+  }
+
+  /** Show `item` (the same request, as polled again); only changed text is touched. */
+  update(item: IPendingRequest): void {
+    this._item = item;
+    setText(this._action, item.action);
+    setText(this._summary, item.summary);
+    this._renderOrigin();
+    this._renderFingerprint();
+    setText(this._function, item.function);
+    setText(this._pre, item.preview ?? '');
+    const omitted = item.preview_omitted;
+    setText(this._omitted, omitted > 0 ? ` (${omitted} more characters left out)` : '');
+    this._omitted.hidden = !(omitted > 0);
+  }
+
+  /** Count down to the request's expiry. */
+  tick(now: number): void {
+    const left = timeLeft(this._item.expires_at, now);
+    setText(this._clock, left);
+    const ms = Date.parse(this._item.expires_at) - now;
+    this._clock.classList.toggle('jpa-mod-urgent', ms < 60_000);
+    const expired = left === 'expired';
+    if (expired !== this._expired) {
+      this._expired = expired;
+      this.node.classList.toggle('jpa-mod-expired', expired);
+    }
+  }
+
+  setVerdict(verdict: Verdict | undefined): void {
+    this._verdictState = verdict;
+    const node = this._verdict;
+    node.dataset.verdict = verdict?.state ?? '';
+    if (!verdict) {
+      setText(node, '');
+    } else if (verdict.state === 'sending') {
+      setText(node, verdict.decision === 'approve' ? 'Approving…' : 'Rejecting…');
+    } else if (verdict.state === 'ok') {
+      setText(
+        node,
+        `ok: ${verdict.status ?? (verdict.decision === 'approve' ? 'approved' : 'rejected')}`
+      );
+    } else {
+      setText(node, `${verdict.code}: ${verdict.message}`);
+    }
+    this._syncButtons();
+  }
+
+  private _decide(decision: Decision): void {
+    this._handlers.decide(this._item, decision, this._reason.value);
+  }
+
+  private _syncButtons(): void {
+    const state = this._verdictState?.state;
+    // Disabled while the POST is out, and for good once it was decided. An expired request
+    // stays answerable: the server, whose clock counts, says whether it timed out.
+    const disabled = state === 'sending' || state === 'ok';
+    this._approve.disabled = disabled;
+    this._reject.disabled = disabled;
+  }
+
+  private _toggleFingerprint(): void {
+    this._fullFingerprint = !this._fullFingerprint;
+    this._renderFingerprint();
+  }
+
+  private _renderFingerprint(): void {
+    const fingerprint = this._item.fingerprint;
+    setText(this._fingerprint, this._fullFingerprint ? fingerprint : shortFingerprint(fingerprint));
+    this._fingerprint.dataset.fingerprint = fingerprint;
+    this._fingerprint.classList.toggle('jpa-mod-full', this._fullFingerprint);
+  }
+
+  private _renderOrigin(): void {
+    const { notebook_path: path, cell_id: cellId, username } = this._item;
+    setText(this._path, path || 'unknown notebook');
+    const openable = isOpenable(path);
+    this._path.classList.toggle('jpa-mod-link', openable);
+    this._path.disabled = !openable;
+    this._path.title = openable
+      ? cellId
+        ? 'Open the notebook at the requesting cell'
+        : 'Open the notebook'
+      : path
+        ? 'Outside the server root: cannot be opened here'
+        : '';
+    if (!this._path.parentNode) {
+      this._origin.append('from ', this._path, this._user);
+    }
+    setText(this._user, username ? ` (client says: ${username})` : '');
+  }
+
+  private _item: IPendingRequest;
+  private _fullFingerprint = false;
+  private _expired = false;
+  private _verdictState: Verdict | undefined;
+  private _action = el('span', 'jpa-Sidebar-action', 'jpa-sidebar-action');
+  private _clock = el('span', 'jpa-Sidebar-clock', 'jpa-sidebar-time-left');
+  private _summary = el('div', 'jpa-Sidebar-summary', 'jpa-sidebar-summary');
+  private _origin = el('div', 'jpa-Sidebar-meta jpa-Sidebar-origin');
+  private _path = el('button', 'jpa-Sidebar-path', 'jpa-sidebar-open-cell');
+  private _user = el('span', 'jpa-Sidebar-user');
+  private _fingerprint = el('code', 'jpa-Sidebar-fingerprint', 'jpa-sidebar-fingerprint');
+  private _function = el('code', 'jpa-Sidebar-function', 'jpa-sidebar-function');
+  private _preview = el('details', 'jpa-Sidebar-preview', 'jpa-sidebar-preview');
+  private _pre = el('pre', '');
+  private _omitted = el('span', 'jpa-Sidebar-omitted', 'jpa-sidebar-omitted');
+  private _reason = el('input', 'jpa-Sidebar-reason', 'jpa-sidebar-reason');
+  private _approve = el('button', 'jpa-Sidebar-approve', 'jpa-sidebar-approve');
+  private _reject = el('button', 'jpa-Sidebar-reject', 'jpa-sidebar-reject');
+  private _verdict = el('div', 'jpa-Sidebar-verdict', 'jpa-sidebar-verdict');
+}

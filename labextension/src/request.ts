@@ -1,0 +1,172 @@
+// Calls to the REST API of the server extension (docs/protocol.md section 6).
+// A server without the extension answers its paths with a 404 page, or something that is not
+// JSON: that becomes a ServerExtensionMissing error whose message says how to fix it.
+
+import { URLExt } from '@jupyterlab/coreutils';
+import { ServerConnection } from '@jupyterlab/services';
+
+import {
+  API_NAMESPACE,
+  IDecisionBody,
+  IDecisionReply,
+  IJournalQuery,
+  IJournalReply,
+  IPendingReply,
+  IPendingRequest
+} from './tokens';
+
+/** The commands that install and enable the server extension, in order. */
+export const INSTALL_COMMANDS: readonly string[] = [
+  'pip install jupyter-approvals',
+  'jupyter server extension enable jupyter_approvals'
+];
+
+/** The jupyter-approvals server extension does not answer on this Jupyter server. */
+export class ServerExtensionMissing extends Error {
+  constructor(
+    readonly url: string,
+    readonly status: number
+  ) {
+    const detail = `${url} answered ${status === 200 ? 'with something other than JSON' : status}`;
+    super(
+      `The jupyter-approvals server extension is not running on this Jupyter server (${detail}). ` +
+        'Install and enable it in the environment that runs Jupyter: ' +
+        `${INSTALL_COMMANDS.map(command => `\`${command}\``).join(' then ')}; then restart Jupyter.`
+    );
+    this.name = 'ServerExtensionMissing';
+    this.detail = detail;
+  }
+
+  /** What answered instead, e.g. `/jupyter-approvals/api/pending answered 404`. */
+  readonly detail: string;
+}
+
+/** The server extension answered with an error (`{"ok": false, "code", "message"}`). */
+export class ApprovalsError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string
+  ) {
+    super(message);
+    this.name = 'ApprovalsError';
+  }
+}
+
+/** A JSON answer and the server's clock when it sent it (its `Date` header, if any). */
+export interface IAnswer<T> {
+  body: T;
+  date: number | null;
+}
+
+/**
+ * Call `endPoint` under the API namespace with the token/XSRF handling of ServerConnection.
+ *
+ * Throws ServerExtensionMissing, ApprovalsError, or ServerConnection.NetworkError.
+ */
+export async function requestAPI<T>(
+  endPoint: string,
+  init: RequestInit = {},
+  settings: ServerConnection.ISettings = ServerConnection.makeSettings()
+): Promise<IAnswer<T>> {
+  const url = URLExt.join(settings.baseUrl, API_NAMESPACE, endPoint);
+  let response: Response;
+  try {
+    response = await ServerConnection.makeRequest(url, init, settings);
+  } catch (error) {
+    throw new ServerConnection.NetworkError(error as TypeError);
+  }
+  const text = await response.text();
+  let body: unknown;
+  let isJSON = false;
+  try {
+    body = JSON.parse(text);
+    isJSON = true;
+  } catch {
+    // An HTML error page or an empty body: handled below.
+  }
+  const error = isJSON ? approvalsErrorFields(body) : null;
+  if (!error && (response.status === 404 || (response.ok && !isJSON))) {
+    // Our own 404s always carry an APPROVAL_ code; any other 404 is the server's own.
+    throw new ServerExtensionMissing(URLExt.join('/', API_NAMESPACE, endPoint), response.status);
+  }
+  if (!response.ok) {
+    const message = error?.message || text.slice(0, 300) || response.statusText;
+    throw new ApprovalsError(response.status, error?.code ?? `HTTP_${response.status}`, message);
+  }
+  const date = Date.parse(response.headers.get('Date') ?? '');
+  return { body: body as T, date: Number.isNaN(date) ? null : date };
+}
+
+function approvalsErrorFields(body: unknown): { code: string; message: string } | null {
+  if (typeof body !== 'object' || body === null) {
+    return null;
+  }
+  const { code, message } = body as { code?: unknown; message?: unknown };
+  if (typeof code !== 'string' || !code.startsWith('APPROVAL_')) {
+    return null;
+  }
+  return { code, message: typeof message === 'string' ? message : '' };
+}
+
+/** `GET pending`: every kernel's pending requests. */
+export async function fetchPending(
+  settings?: ServerConnection.ISettings
+): Promise<IAnswer<IPendingReply>> {
+  const answer = await requestAPI<IPendingReply>('pending', { method: 'GET' }, settings);
+  if (!answer.body || !Array.isArray(answer.body.pending)) {
+    throw new ApprovalsError(
+      200,
+      'HTTP_UNEXPECTED',
+      'GET pending answered without a "pending" list.'
+    );
+  }
+  return answer;
+}
+
+/** `POST pending/{kernel_id}/{request_id}`: decide one request. */
+export async function postDecision(
+  item: Pick<IPendingRequest, 'kernel_id' | 'id'>,
+  body: IDecisionBody,
+  settings?: ServerConnection.ISettings
+): Promise<IDecisionReply> {
+  const path = `pending/${encodeURIComponent(item.kernel_id)}/${encodeURIComponent(item.id)}`;
+  const init = {
+    method: 'POST',
+    body: JSON.stringify(body),
+    headers: { 'Content-Type': 'application/json' }
+  };
+  return (await requestAPI<IDecisionReply>(path, init, settings)).body;
+}
+
+/** `GET journal`: a page of the project's journal, newest first. */
+export async function fetchJournal(
+  query: IJournalQuery,
+  settings?: ServerConnection.ISettings
+): Promise<IJournalReply> {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) {
+    if (value !== undefined && value !== '') {
+      params.set(name, String(value));
+    }
+  }
+  const answer = await requestAPI<IJournalReply>(`journal?${params}`, { method: 'GET' }, settings);
+  return answer.body;
+}
+
+/** A short code and a message for anything a REST call threw. */
+export function describeError(error: unknown): { code: string; message: string } {
+  if (error instanceof ApprovalsError) {
+    return { code: error.code, message: error.message };
+  }
+  if (error instanceof ServerExtensionMissing) {
+    return { code: 'SERVER_EXTENSION_MISSING', message: error.message };
+  }
+  if (error instanceof ServerConnection.NetworkError) {
+    return {
+      code: 'NETWORK_ERROR',
+      message: `The Jupyter server did not answer: ${error.message}`
+    };
+  }
+  return { code: 'ERROR', message: String(error) };
+}

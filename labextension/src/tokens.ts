@@ -1,0 +1,173 @@
+// Public types of the sidebar: the REST contract of docs/protocol.md section 6, and the model
+// other plugins may read (the IApprovalsModel token).
+
+import { Token } from '@lumino/coreutils';
+import { ISignal } from '@lumino/signaling';
+
+/** Where the server extension serves its REST API, under the server's base URL. */
+export const API_NAMESPACE = 'jupyter-approvals/api';
+
+/** One pending request, as `GET pending` lists it (section 6.1). */
+export interface IPendingRequest {
+  kernel_id: string;
+  id: string;
+  action: string;
+  summary: string;
+  preview: string;
+  preview_omitted: number;
+  fingerprint: string;
+  function: string;
+  status: string;
+  created_at: string;
+  expires_at: string;
+  /** Relative to the server root when the notebook is below it, else absolute. */
+  notebook_path?: string | null;
+  cell_id?: string | null;
+  /** What the executing client claimed: a hint, never an identity. */
+  username?: string | null;
+}
+
+export interface IJournalError {
+  kernel_id: string;
+  error: string;
+}
+
+/** The answer of `GET pending`. */
+export interface IPendingReply {
+  pending: IPendingRequest[];
+  unanswered_kernels: string[];
+  kernels_without_approvals: string[];
+  journal_errors: IJournalError[];
+}
+
+export type Decision = 'approve' | 'reject';
+
+/** The body of `POST pending/{kernel_id}/{request_id}` (section 6.2). */
+export interface IDecisionBody {
+  decision: Decision;
+  /** The full fingerprint the sidebar displayed for the request. */
+  fingerprint: string;
+  reason: string;
+}
+
+/** The answer of `POST pending/...`, and the shape of every REST error. */
+export interface IDecisionReply {
+  ok: boolean;
+  code: string | null;
+  message: string;
+  status?: string | null;
+  kernel_id?: string;
+  id?: string;
+}
+
+/** One line of the decision journal (section 5); unknown keys are left out. */
+export interface IJournalEntry {
+  event: string;
+  time: string;
+  request_id?: string;
+  action?: string;
+  summary?: string;
+  fingerprint?: string;
+  channel?: string;
+  reason?: string;
+  code?: string;
+  error?: string;
+  latency_ms?: number;
+  notebook_path?: string;
+  cell_id?: string;
+  kernel_id?: string;
+  username?: string;
+  [key: string]: unknown;
+}
+
+/** Query parameters of `GET journal` (section 6.3). */
+export interface IJournalQuery {
+  limit?: number;
+  offset?: number;
+  outcome?: string;
+  action?: string;
+  path?: string;
+}
+
+/** The answer of `GET journal`, newest entries first. */
+export interface IJournalReply {
+  entries: IJournalEntry[];
+  has_more: boolean;
+  offset: number;
+  limit: number;
+  journal: string;
+  project_root: string;
+  corrupt_lines: number;
+}
+
+/** The journal `event`s of section 5, for the history filter. */
+export const JOURNAL_EVENTS: readonly string[] = [
+  'requested',
+  'approved',
+  'rejected',
+  'auto_answered',
+  'refused',
+  'withdrawn',
+  'dismissed',
+  'timed_out',
+  'expired',
+  'executed',
+  'failed'
+];
+
+/** How the sidebar's last `GET pending` went. */
+export interface IConnection {
+  /** `missing`: the server extension is not installed or not enabled on this server. */
+  state: 'connecting' | 'ok' | 'missing' | 'error';
+  /** Empty when `ok`; else what a person should know (and do). */
+  message: string;
+  /** For `missing`: what answered instead of the extension. */
+  detail?: string;
+  unansweredKernels: readonly string[];
+  journalErrors: readonly IJournalError[];
+}
+
+/** What changed in the pending list at one poll; keys are `kernel_id/id`. */
+export interface IPendingChange {
+  added: readonly string[];
+  removed: readonly string[];
+  updated: readonly string[];
+  /** The order of the keys that stayed changed. */
+  reordered: boolean;
+}
+
+/** Where a decision sent from the sidebar stands. */
+export type Verdict =
+  | { state: 'sending'; decision: Decision }
+  | { state: 'ok'; decision: Decision; status: string | null }
+  | { state: 'error'; decision: Decision; code: string; message: string };
+
+/** The pending requests of every kernel, polled from the server extension. */
+export interface IApprovalsModel {
+  /** Keys (`kernel_id/id`) in the server's order: oldest request first. */
+  readonly keys: readonly string[];
+  get(key: string): IPendingRequest | undefined;
+  readonly connection: IConnection;
+  /** Emitted after a poll that changed the pending list (not on every poll). */
+  readonly changed: ISignal<IApprovalsModel, IPendingChange>;
+  readonly connectionChanged: ISignal<IApprovalsModel, IConnection>;
+  /** Emitted with the key of the request whose verdict changed. */
+  readonly verdictChanged: ISignal<IApprovalsModel, string>;
+  verdict(key: string): Verdict | undefined;
+  /** Send a decision for `item` exactly as displayed (its fingerprint is the one sent). */
+  decide(item: IPendingRequest, decision: Decision, reason: string): Promise<Verdict>;
+  /** Poll now. */
+  refresh(): Promise<void>;
+  /** The server's clock in ms since the epoch, as estimated from its answers. */
+  now(): number;
+}
+
+export const IApprovalsModel = new Token<IApprovalsModel>(
+  'jupyter-approvals:IApprovalsModel',
+  'The pending approval requests of the running kernels.'
+);
+
+/** The key of a pending request: request ids are unique per kernel. */
+export function itemKey(item: Pick<IPendingRequest, 'kernel_id' | 'id'>): string {
+  return `${item.kernel_id}/${item.id}`;
+}
