@@ -9,9 +9,6 @@ import pytest
 
 from jupyter_approvals.testing import KernelFrontend
 
-# A real jupyter_server for tests/server (pytest-jupyter's fixtures: jp_fetch, jp_serverapp).
-pytest_plugins = ["pytest_jupyter.jupyter_server"]
-
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:

@@ -6,8 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-from traitlets.config import Config
 
+# pytest-jupyter's fixtures and hooks (jp_fetch, jp_serverapp, async tests on its loop), for
+# this directory only: its autouse event-loop fixtures must not reach the browser tests, whose
+# Playwright runs a loop of its own.
+from pytest_jupyter.jupyter_core import *  # noqa: F403
+from pytest_jupyter.jupyter_server import *  # noqa: F403
+from traitlets.config import Config
 
 SETUP = """
 import jupyter_approvals as ja
