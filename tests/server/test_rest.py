@@ -248,3 +248,16 @@ async def test_journal_refuses_bad_parameters(jp_fetch, params):
         await jp_fetch(API, "journal", params=params)
     assert caught.value.code == 400
     assert json.loads(caught.value.response.body)["code"] == "APPROVAL_MALFORMED_MESSAGE"
+
+
+async def test_doctor_reports_checks_limits_and_what_is_not_guaranteed(jp_fetch):
+    # When the sidebar (or a person) asks the server for the doctor's report
+    report = await get_json(jp_fetch, "doctor")
+    # Then it names each check and the limits in force
+    names = [check["name"] for check in report["checks"]]
+    assert names == ["server_extension", "labextension", "widgets", "journal", "limits"]
+    assert all({"name", "ok", "detail"} <= set(check) for check in report["checks"])
+    assert report["limits"]["request_timeout_s"] == 600
+    assert report["limits"]["min_answer_s"] == 1.0
+    assert report["not_guaranteed"]
+    assert isinstance(report["ok"], bool)
