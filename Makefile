@@ -44,8 +44,9 @@ $(VENV)/.installed: pyproject.toml $(LABEXT_SOURCES)
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/jupyter labextension develop --overwrite .
 	touch $@
 
+# As root (containers, CI machines) JupyterLab refuses to start without --allow-root.
 demo: setup
-	$(BIN)/jupyter lab notebooks/quickstart.ipynb
+	$(BIN)/jupyter lab notebooks/quickstart.ipynb $(if $(filter 0,$(shell id -u)),--allow-root)
 
 lint: setup
 	$(BIN)/ruff check .
