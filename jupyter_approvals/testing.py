@@ -107,20 +107,7 @@ class KernelFrontend:
 
     def execute(self, code: str, timeout: float = 60, cell_id: str | None = None) -> Execution:
         """Run ``code`` as a cell (with a cell id, as JupyterLab sends) and collect outputs."""
-        msg = self.client.session.msg(
-            "execute_request",
-            {
-                "code": code,
-                "silent": False,
-                "store_history": True,
-                "user_expressions": {},
-                "allow_stdin": False,
-                "stop_on_error": True,
-            },
-            metadata={"cellId": cell_id or uuid.uuid4().hex},
-        )
-        self.client.shell_channel.send(msg)
-        return self.collect(msg["header"]["msg_id"], timeout)
+        return self.collect(self.submit(code, cell_id), timeout)
 
     def submit(self, code: str, cell_id: str | None = None) -> str:
         """Start ``code`` without waiting; pass the returned id to :meth:`collect`."""

@@ -9,10 +9,11 @@ pending one reused), its card is displayed and the call raises :class:`ApprovalP
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
 import itertools
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any, Generic, ParamSpec, TypeVar, cast
 
 from ..core import errors
@@ -80,15 +81,10 @@ class ProtectedFunction(Generic[P, R]):
         session = KernelSession.current()
         lease, call = self._claim(session, args, kwargs)
         coroutine_fn = cast(Callable[..., Awaitable[Any]], self.fn)
-        try:
-            result = await run_approved_async(
+        with _outcome_recorded(session, lease):
+            return await run_approved_async(
                 lease, coroutine_fn, *call.bound.args, **call.bound.kwargs
             )
-        except BaseException as exc:
-            session.store.finish(lease, exc)
-            raise
-        session.store.finish(lease)
-        return result
 
     def _claim(
         self, session: KernelSession, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -159,7 +155,7 @@ class ProtectedFunction(Generic[P, R]):
         return _Call(bound=bound, arguments=arguments, fingerprint=fingerprint(subject), slot=slot)
 
     def _run(self, session: KernelSession, lease: Lease, call: _Call) -> R:
-        try:
+        with _outcome_recorded(session, lease):
             result = run_approved(lease, self.fn, *call.bound.args, **call.bound.kwargs)
             if inspect.isawaitable(result) or inspect.isgenerator(result):
                 # Its work would happen later, outside the approved run: refuse it.
@@ -170,11 +166,7 @@ class ProtectedFunction(Generic[P, R]):
                     f"{self.function} returned {type(result).__name__} instead of doing its "
                     "work; a protected function must finish its work before it returns."
                 )
-        except BaseException as exc:
-            session.store.finish(lease, exc)
-            raise
-        session.store.finish(lease)
-        return result
+            return result
 
     def _pending(
         self, session: KernelSession, call: _Call, existing: RequestInfo | None
@@ -208,6 +200,17 @@ class ProtectedFunction(Generic[P, R]):
         if self._preview is None:
             return default_preview(arguments)
         return str(self._preview(**arguments))
+
+
+@contextlib.contextmanager
+def _outcome_recorded(session: KernelSession, lease: Lease) -> Iterator[None]:
+    """Record the run of ``lease`` as executed, or as failed with the error it raised."""
+    try:
+        yield
+    except BaseException as exc:
+        session.store.finish(lease, exc)
+        raise
+    session.store.finish(lease)
 
 
 class _Call:
