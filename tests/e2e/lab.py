@@ -6,6 +6,7 @@ fixed time, except :func:`pause_like_a_person`, which is the person's reading ti
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -18,7 +19,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ REPO = Path(__file__).resolve().parents[2]
 QUICKSTART = REPO / "notebooks" / "quickstart.ipynb"
 ARTIFACTS = REPO / ".ci" / "artifacts" / "e2e"
 DOC_SCREENSHOT = REPO / "docs" / "images" / "card.png"
+DOC_SIDEBAR_SCREENSHOT = REPO / "docs" / "images" / "sidebar.png"
 
 #: Debian's chromium; ``playwright install`` browsers are not used.
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
@@ -90,27 +92,84 @@ class LabServer:
     token: str
     process: subprocess.Popen[bytes]
     log_path: Path
+    base: Path
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def runtime_dir(self) -> Path:
+        """Where the server writes its kernels' connection files (``kernel-<id>.json``)."""
+        return self.base / "jupyter-runtime"
+
+    @property
+    def ipython_dir(self) -> Path:
+        """The IPYTHONDIR of the server's kernels: their profile, so their configuration."""
+        return self.base / "ipython"
+
     def url(self, path: str) -> str:
         # ``reset`` starts from an empty workspace: only the notebook asked for is open.
         return f"{self.base_url}/{path}?token={self.token}&reset"
 
-    def api(self, path: str, method: str = "GET") -> bytes:
+    def api(self, path: str, method: str = "GET", body: bytes | None = None) -> bytes:
         request = urllib.request.Request(
             f"{self.base_url}{path}",
+            data=body,
             method=method,
             headers={"Authorization": f"token {self.token}"},
         )
         with urllib.request.urlopen(request, timeout=5) as response:
             return bytes(response.read())
 
+    def api_json(self, path: str, method: str = "GET") -> Any:
+        body = self.api(path, method)
+        return json.loads(body) if body else None
+
+    def sessions(self) -> list[dict[str, Any]]:
+        """The server's sessions (``GET api/sessions``): which notebook runs in which kernel."""
+        return list(self.api_json("/api/sessions"))
+
+    def kernel_ids(self) -> list[str]:
+        return [kernel["id"] for kernel in self.api_json("/api/kernels")]
+
+    def pending(self) -> list[dict[str, Any]]:
+        """Every kernel's pending requests, as the sidebar gets them (``GET pending``)."""
+        return list(self.api_json("/jupyter-approvals/api/pending")["pending"])
+
+    def shutdown_kernels(self) -> None:
+        """End every session and kernel, so the next test sees only its own requests (the
+        sidebar lists every running kernel's, and a closed tab leaves its kernel running)."""
+        for session in self.sessions():
+            with contextlib.suppress(urllib.error.HTTPError):
+                self.api(f"/api/sessions/{session['id']}", method="DELETE")
+        for kernel_id in self.kernel_ids():
+            with contextlib.suppress(urllib.error.HTTPError):
+                self.api(f"/api/kernels/{kernel_id}", method="DELETE")
+
+    @contextlib.contextmanager
+    def kernel_config(self, **settings: float) -> Iterator[Path]:
+        """``c.ApprovalsConfig.<name> = <value>`` in the kernels' IPython profile while the
+        block runs; it applies to kernels started inside the block. The file is removed after.
+        """
+        path = self.ipython_dir / "profile_default" / "ipython_kernel_config.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lines = [f"c.ApprovalsConfig.{name} = {value!r}" for name, value in settings.items()]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        try:
+            yield path
+        finally:
+            path.unlink(missing_ok=True)
+
     @classmethod
-    def start(cls, base: Path) -> LabServer:
-        """Start JupyterLab on a free port with config, runtime and state dirs under ``base``."""
+    def start(
+        cls, base: Path, extra_args: Sequence[str] = (), log_name: str = "jupyter-lab"
+    ) -> LabServer:
+        """Start JupyterLab on a free port with config, runtime and state dirs under ``base``.
+
+        ``extra_args`` are added to its command line; ``log_name`` names its log in the
+        artifacts.
+        """
         root = base / "root"
         state_dir = base / "state"  # outside the root: the journal must not be in a project
         config_dir = base / "jupyter-config"
@@ -150,8 +209,9 @@ class LabServer:
         ]
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             command.append("--allow-root")  # containers and CI runners often run as root
+        command.extend(extra_args)
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        log_path = ARTIFACTS / "jupyter-lab.log"
+        log_path = ARTIFACTS / f"{log_name}.log"
         with log_path.open("wb") as log:
             process = subprocess.Popen(
                 command,
@@ -162,7 +222,7 @@ class LabServer:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # a terminal's Ctrl-C goes to pytest, which stops it
             )
-        server = cls(root, state_dir, port, token, process, log_path)
+        server = cls(root, state_dir, port, token, process, log_path, base)
         try:
             server.wait_until_answering()
         except BaseException:
@@ -310,10 +370,121 @@ class NotebookPage:
         for index in indices:
             self.run(index)
 
+    def run_new_cell(self, code: str, timeout: float = 60_000) -> int:
+        """Add a code cell with ``code`` at the end of the notebook, as a person does (B in
+        command mode, then type), run it, and return its index."""
+        index = self.cells.count()
+        self.cell(index - 1).locator(".jp-InputPrompt").click()
+        self.page.keyboard.press("Escape")  # command mode
+        self.page.keyboard.press("b")  # insert a cell below and select it
+        expect(self.cells).to_have_count(index + 1)
+        self.page.keyboard.press("Enter")  # edit mode
+        editor = self.cell(index).locator(".cm-content")
+        expect(editor).to_be_focused()
+        # Inserted as typed text, but without the editor's auto-closed brackets and quotes.
+        self.page.keyboard.insert_text(code)
+        expect(editor).to_have_text(code)
+        self.page.keyboard.press("Shift+Enter")
+        self.runs += 1
+        prompt = self.cell(index).locator(".jp-InputPrompt")
+        expect(prompt).to_have_text(f"[{self.runs}]:", timeout=timeout)
+        return index
 
-def save_screenshot(target: Page | Locator, name: str, *, doc: bool = False) -> Path:
+    def close(self, notebook: Path) -> None:
+        """Close the notebook's tab (saving it when asked); its kernel keeps running."""
+        tab_selector = f'.lm-DockPanel-tabBar .lm-TabBar-tab[title*="{notebook.name}"]'
+        tab = self.page.locator(tab_selector)
+        tab.locator(".lm-TabBar-tabCloseIcon").click()
+        # A notebook with new outputs asks whether to save it first; wait for that question
+        # or for the tab to go.
+        self.page.wait_for_function(
+            "sel => !!document.querySelector('.jp-Dialog') || !document.querySelector(sel)",
+            arg=tab_selector,
+        )
+        save = self.page.locator(".jp-Dialog").get_by_role("button", name="Save", exact=True)
+        if save.count():
+            save.click()
+        expect(tab).to_have_count(0)
+        expect(self.page.locator(NOTEBOOK)).to_have_count(0)
+
+
+class Sidebar:
+    """The Approvals sidebar as a person sees it: the shield tab, its badge, the items."""
+
+    TAB = 'li.lm-TabBar-tab[data-id="jupyter-approvals-sidebar"]'
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        self.tab = page.locator(f".jp-SideBar.jp-mod-left {self.TAB}")
+        self.panel = page.locator('[data-testid="jpa-sidebar"]')
+        self.badge = self.tab.locator('[data-testid="jpa-sidebar-badge"]')
+        self.items = self.panel.locator('[data-testid="jpa-sidebar-item"]')
+
+    def open(self) -> Locator:
+        """Click the shield tab unless the panel is open already; return the panel."""
+        expect(self.tab).to_be_visible()
+        if self.tab.get_attribute("aria-selected") != "true":
+            self.tab.click()
+        expect(self.tab).to_have_attribute("aria-selected", "true")
+        expect(self.panel).to_be_visible()
+        return self.panel
+
+    def item(self, request_id: str) -> Locator:
+        return self.panel.locator(
+            f'[data-testid="jpa-sidebar-item"][data-request-id="{request_id}"]'
+        )
+
+    def part(self, item: Locator, name: str) -> Locator:
+        """One element of an item, by its ``jpa-sidebar-<name>`` test id."""
+        return item.locator(f'[data-testid="jpa-sidebar-{name}"]')
+
+    def expect_badge(self, count: int, timeout: float | None = None) -> None:
+        """The badge shows ``count``; with nothing pending it is hidden."""
+        expect(self.badge).to_have_attribute("data-count", str(count), timeout=timeout)
+        if count:
+            expect(self.badge).to_be_visible(timeout=timeout)
+            expect(self.badge).to_have_text(str(count) if count <= 99 else "99+")
+        else:
+            expect(self.badge).to_be_hidden(timeout=timeout)
+
+    def record_verdicts(self) -> None:
+        """Start keeping every text the items' verdict lines show. A verdict lasts until the
+        next poll removes the decided item (up to a second), so it is read from this record."""
+        self.page.evaluate(VERDICT_RECORDER)
+
+    def verdicts_seen(self) -> list[dict[str, str]]:
+        return list(self.page.evaluate("() => window.__jpaVerdicts || []"))
+
+
+#: Page script: record each verdict line's text as it is set, with its row's request id.
+VERDICT_RECORDER = """() => {
+  if (window.__jpaVerdicts) { return; }
+  const seen = (window.__jpaVerdicts = []);
+  const note = node => {
+    const verdict = node.closest && node.closest('[data-testid="jpa-sidebar-verdict"]');
+    if (verdict && verdict.textContent) {
+      const item = verdict.closest('[data-testid="jpa-sidebar-item"]');
+      seen.push({
+        request_id: item ? item.dataset.requestId : '',
+        state: verdict.dataset.verdict || '',
+        text: verdict.textContent
+      });
+    }
+  };
+  new MutationObserver(records => {
+    for (const record of records) {
+      const node = record.target.nodeType === 1 ? record.target : record.target.parentElement;
+      if (node) { note(node); }
+    }
+  }).observe(document.body, { subtree: true, childList: true, characterData: true });
+}"""
+
+
+def save_screenshot(
+    target: Page | Locator, name: str, *, doc: bool = False, doc_path: Path = DOC_SCREENSHOT
+) -> Path:
     """Save a screenshot under .ci/artifacts/e2e; with ``doc`` and UPDATE_DOC_SCREENSHOTS=1,
-    also as the README/docs image of the card."""
+    also as the README/docs image at ``doc_path`` (by default the card's)."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
     if isinstance(target, Page):
@@ -322,8 +493,8 @@ def save_screenshot(target: Page | Locator, name: str, *, doc: bool = False) -> 
         target.scroll_into_view_if_needed()
         target.screenshot(path=str(path), animations="disabled")
     if doc and os.environ.get("UPDATE_DOC_SCREENSHOTS") == "1":
-        DOC_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, DOC_SCREENSHOT)
+        doc_path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, doc_path)
     return path
 
 

@@ -1,0 +1,382 @@
+"""Sidebar: 100 pending items render and stay responsive (no re-render storm on each poll).
+
+Starts a real JupyterLab (the e2e tests' LabServer, tests/e2e/lab.py), starts 5 kernels through
+the REST API (``POST api/kernels``) and has each hold 20 pending requests (100 in all), then
+opens JupyterLab in headless Debian Chromium and measures, in the page:
+
+- render: from the click on the shield tab (its ``pointerdown``) until the panel shows 100
+  ``jpa-sidebar-item`` rows with a layout box (checked every animation frame);
+- polling with nothing changing, for 10 s: DOM mutations under the list, by kind. Rows added
+  to or removed from the list (``childList`` on the list itself) are row rebuilds; text
+  replaced inside a row (the countdown, ``m:ss left``, each second) is expected;
+- the longest task (``PerformanceObserver`` ``longtask``) while opening, polling and typing;
+- typing 20 characters into one row's reason field while the polls go on: per keystroke, from
+  the ``keydown`` event's time to the first macrotask after the next animation frame that
+  follows its ``input`` event (about when the character is painted), and the Event Timing
+  API's duration of the keystrokes; then whether the field kept its text and the focus.
+
+Targets: render < 2 s; 0 row rebuilds during the unchanged polls; no long task > 200 ms.
+Prints a table with PASS/FAIL and exits 0 either way.
+
+    .venv/bin/python benchmarks/bench_sidebar.py [--kernels 5] [--per-kernel 20] [--window 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from jupyter_client.asynchronous import AsyncKernelClient
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tests.e2e.lab import CHROMIUM_ARGS, LabServer, Sidebar, chromium_path  # noqa: E402
+
+RENDER_TARGET_S = 2.0
+LONG_TASK_TARGET_MS = 200.0
+TYPED = "checked the totals ok"[:20]
+FIRST_REASON = '[data-testid="jpa-sidebar-item"]:first-child [data-testid="jpa-sidebar-reason"]'
+
+SETUP = """
+import jupyter_approvals as ja
+
+@ja.protected("bench.write", summary="Write item {{n}} of kernel {kernel}")
+def write(n):
+    return n
+
+for n in range({per_kernel}):
+    try:
+        write(n)
+    except ja.ApprovalPending:
+        pass
+"""
+
+#: Installed before the page's own scripts: long tasks and the first time 100 rows exist.
+INIT_SCRIPT = """
+window.__bench = { longtasks: [], rowsAt: null };
+new PerformanceObserver(list => {
+  for (const e of list.getEntries()) {
+    window.__bench.longtasks.push({ start: e.startTime, duration: e.duration });
+  }
+}).observe({ type: 'longtask', buffered: true });
+const rowsTimer = setInterval(() => {
+  if (document.querySelectorAll('[data-testid="jpa-sidebar-item"]').length >= 100) {
+    window.__bench.rowsAt = performance.now();
+    clearInterval(rowsTimer);
+  }
+}, 10);
+"""
+
+#: Arms the render measurement: t0 at the tab's pointerdown, t1 at the first animation frame
+#: in which the panel shows ``expected`` rows with a layout box.
+ARM_RENDER = """([tabSelector, expected]) => {
+  const bench = window.__bench;
+  const tab = document.querySelector(tabSelector);
+  tab.addEventListener('pointerdown', event => {
+    bench.clickAt = performance.now();
+    const check = () => {
+      const panel = document.querySelector('[data-testid="jpa-sidebar"]');
+      const rows = panel ? panel.querySelectorAll('[data-testid="jpa-sidebar-item"]') : [];
+      const last = rows[rows.length - 1];
+      const laidOut = last && panel.offsetWidth > 0 && last.getBoundingClientRect().height > 0;
+      if (rows.length >= expected && laidOut) {
+        bench.renderedAt = performance.now();
+      } else {
+        requestAnimationFrame(check);
+      }
+    };
+    requestAnimationFrame(check);
+  }, { capture: true, once: true });
+}"""
+
+#: Counts the mutations under the list, by kind and by the element (test id) they touch.
+OBSERVE_LIST = """() => {
+  const list = document.querySelector('[data-testid="jpa-sidebar-list"]');
+  const counts = (window.__bench.mutations = {
+    rowsAdded: 0, rowsRemoved: 0, listChildList: 0,
+    childListInRows: {}, characterData: {}, attributes: {}
+  });
+  const where = node => {
+    const element = node.nodeType === 1 ? node : node.parentElement;
+    const named = element && element.closest('[data-testid]');
+    return named ? named.dataset.testid : '?';
+  };
+  const bump = (map, key) => { map[key] = (map[key] || 0) + 1; };
+  window.__bench.listObserver = new MutationObserver(records => {
+    for (const r of records) {
+      if (r.type === 'childList' && r.target === list) {
+        counts.listChildList += 1;
+        counts.rowsAdded += r.addedNodes.length;
+        counts.rowsRemoved += r.removedNodes.length;
+      } else if (r.type === 'childList') {
+        bump(counts.childListInRows, where(r.target));
+      } else if (r.type === 'characterData') {
+        bump(counts.characterData, where(r.target));
+      } else {
+        bump(counts.attributes, where(r.target) + '@' + r.attributeName);
+      }
+    }
+  });
+  window.__bench.listObserver.observe(list, {
+    subtree: true, childList: true, characterData: true, attributes: true
+  });
+  window.__bench.windowStart = performance.now();
+}"""
+
+STOP_OBSERVING = """() => {
+  const bench = window.__bench;
+  bench.listObserver.takeRecords();
+  bench.listObserver.disconnect();
+  bench.windowEnd = performance.now();
+  const polls = performance.getEntriesByType('resource')
+    .filter(e => e.name.includes('/jupyter-approvals/api/pending'))
+    .filter(e => e.startTime >= bench.windowStart && e.startTime <= bench.windowEnd);
+  return {
+    mutations: bench.mutations,
+    polls: polls.length,
+    pollMs: polls.map(e => e.duration),
+    seconds: (bench.windowEnd - bench.windowStart) / 1000
+  };
+}"""
+
+#: Per keystroke into ``input``: keydown time -> first macrotask after the next frame after
+#: its input event. Also Event Timing entries (duration includes presentation).
+ARM_TYPING = """(selector) => {
+  const input = document.querySelector(selector);
+  const typing = (window.__bench.typing = { latencies: [], events: [] });
+  let down = null;
+  input.addEventListener('keydown', event => { down = event.timeStamp; }, { capture: true });
+  input.addEventListener('input', () => {
+    const start = down;
+    requestAnimationFrame(() => setTimeout(() => {
+      if (start !== null) { typing.latencies.push(performance.now() - start); }
+    }, 0));
+  });
+  new PerformanceObserver(list => {
+    for (const e of list.getEntries()) {
+      if (e.target === input || e.name.startsWith('key')) {
+        typing.events.push({ name: e.name, duration: e.duration });
+      }
+    }
+  }).observe({ type: 'event', durationThreshold: 16, buffered: false });
+  window.__bench.typingStart = performance.now();
+}"""
+
+
+async def hold_pending(server: LabServer, kernels: int, per_kernel: int) -> list[str]:
+    """Start kernels through the REST API; each makes ``per_kernel`` protected calls."""
+    ids = [
+        str(json.loads(server.api("/api/kernels", method="POST", body=b"{}"))["id"])
+        for _ in range(kernels)
+    ]
+    clients: list[AsyncKernelClient] = []
+    try:
+        for kernel_id in ids:
+            client = AsyncKernelClient(
+                connection_file=str(server.runtime_dir / f"kernel-{kernel_id}.json")
+            )
+            client.load_connection_file()
+            client.start_channels()
+            await client.wait_for_ready(timeout=60)
+            clients.append(client)
+        await asyncio.gather(
+            *(
+                client.execute_interactive(
+                    SETUP.format(per_kernel=per_kernel, kernel=index),
+                    timeout=120,
+                    output_hook=lambda _msg: None,
+                )
+                for index, client in enumerate(clients)
+            )
+        )
+    finally:
+        for client in clients:
+            client.stop_channels()
+    return ids
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "FAIL"
+
+
+def longest(tasks: list[dict], start: float, end: float | None = None) -> float:
+    durations = [
+        t["duration"] for t in tasks if t["start"] >= start and (end is None or t["start"] <= end)
+    ]
+    return max(durations, default=0.0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kernels", type=int, default=5)
+    parser.add_argument("--per-kernel", type=int, default=20)
+    parser.add_argument("--window", type=float, default=10.0, help="seconds of unchanged polls")
+    args = parser.parse_args()
+    expected = args.kernels * args.per_kernel
+
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory(prefix="bench-sidebar-") as tmp:
+        server = LabServer.start(Path(tmp), log_name="bench-sidebar-jupyter-lab")
+        try:
+            print(f"starting {args.kernels} kernels, {args.per_kernel} requests each ...")
+            asyncio.run(hold_pending(server, args.kernels, args.per_kernel))
+            listed = server.pending()
+            if len(listed) != expected:
+                raise SystemExit(f"setup failed: {len(listed)} pending, expected {expected}")
+
+            executable = chromium_path()
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+                page = browser.new_page(viewport={"width": 1280, "height": 900})
+                page.set_default_timeout(60_000)
+                page.add_init_script(INIT_SCRIPT)
+                page.goto(server.url("lab"))
+                sidebar = Sidebar(page)
+                # The model polls from page load: wait until it counted every request.
+                page.wait_for_function(
+                    "n => document.querySelectorAll("
+                    "'[data-testid=\"jpa-sidebar-item\"]').length >= n",
+                    arg=expected,
+                )
+                sidebar.tab.wait_for()
+                assert sidebar.badge.get_attribute("data-count") == str(expected)
+
+                # Render: click the shield, wait for 100 laid-out rows.
+                page.evaluate(ARM_RENDER, [Sidebar.TAB, expected])
+                sidebar.tab.click()
+                page.wait_for_function("() => window.__bench.renderedAt !== undefined")
+                bench = page.evaluate("() => window.__bench")
+                render_ms = bench["renderedAt"] - bench["clickAt"]
+                rows_at_load_ms = bench["rowsAt"]
+                shown = sidebar.items.count()
+
+                # Unchanged polls: count mutations under the list for the window.
+                page.evaluate(OBSERVE_LIST)
+                time.sleep(args.window)  # the measurement window itself
+                window = page.evaluate(STOP_OBSERVING)
+
+                # Typing into one reason field while the polls go on.
+                reason = sidebar.items.nth(0).locator('[data-testid="jpa-sidebar-reason"]')
+                reason.scroll_into_view_if_needed()
+                reason.click()
+                page.evaluate(ARM_TYPING, FIRST_REASON)
+                reason.press_sequentially(TYPED, delay=100)  # 2 s: two polls or more
+                page.wait_for_function(
+                    "n => window.__bench.typing.latencies.length >= n", arg=len(TYPED)
+                )
+                time.sleep(1.5)  # at least one more poll after the last key
+                typing = page.evaluate("() => window.__bench.typing")
+                kept_text = reason.input_value() == TYPED
+                kept_focus = bool(
+                    page.evaluate(
+                        "() => document.activeElement && document.activeElement.dataset"
+                        ".testid === 'jpa-sidebar-reason'"
+                    )
+                )
+                tasks = page.evaluate("() => window.__bench.longtasks")
+                browser.close()
+        finally:
+            server.stop()
+
+    mutations = window["mutations"]
+    rebuilds = mutations["listChildList"]
+    in_rows = mutations["childListInRows"]
+    countdown = in_rows.get("jpa-sidebar-time-left", 0)
+    other_in_rows = sum(count for key, count in in_rows.items() if key != "jpa-sidebar-time-left")
+    char_data = sum(mutations["characterData"].values())
+    attributes = sum(mutations["attributes"].values())
+    longest_render = longest(tasks, bench["clickAt"], bench["renderedAt"] + 50)
+    longest_all = longest(tasks, bench["clickAt"])
+    latencies = typing["latencies"]
+    key_events = [e["duration"] for e in typing["events"]]
+
+    print()
+    print(f"kernels: {args.kernels}, pending requests: {expected}, rows shown: {shown}")
+    print(f"rows built from page load (panel closed): {rows_at_load_ms:.0f} ms after navigation")
+    print(
+        f"unchanged polls: {window['polls']} in {window['seconds']:.1f} s, GET pending median "
+        f"{statistics.median(window['pollMs']) if window['pollMs'] else float('nan'):.0f} ms"
+    )
+    print(
+        f"mutations under the list in that window: rows added {mutations['rowsAdded']}, rows "
+        f"removed {mutations['rowsRemoved']} ({rebuilds} childList on the list); childList "
+        f"inside rows {countdown + other_in_rows} (countdown {countdown}, other {other_in_rows}: "
+        f"{ {k: v for k, v in in_rows.items() if k != 'jpa-sidebar-time-left'} }); "
+        f"characterData {char_data} {mutations['characterData']}; attributes {attributes} "
+        f"{mutations['attributes']}"
+    )
+    print(
+        f"typing {len(TYPED)} characters: latency median {statistics.median(latencies):.1f} ms, "
+        f"max {max(latencies):.1f} ms; Event Timing entries >= 16 ms: {len(key_events)}"
+        + (f" (max {max(key_events):.0f} ms)" if key_events else "")
+        + f"; text kept {kept_text}, focus kept {kept_focus}"
+    )
+    print(
+        f"longest task (a long task is one over 50 ms; 0 = none): while rendering "
+        f"{longest_render:.0f} ms, from the click to the end {longest_all:.0f} ms "
+        f"({len(tasks)} long tasks over the whole page life, most while JupyterLab starts)"
+    )
+    print()
+    rows = [
+        (
+            "render 100 rows after opening the panel",
+            f"{render_ms:.0f} ms",
+            "< 2000 ms",
+            verdict(render_ms < RENDER_TARGET_S * 1000 and shown == expected),
+        ),
+        (
+            f"row rebuilds during {window['seconds']:.0f} s of unchanged polls",
+            str(rebuilds),
+            "0",
+            verdict(rebuilds == 0),
+        ),
+        (
+            "longest task, click to end",
+            f"{longest_all:.0f} ms",
+            "<= 200 ms",
+            verdict(longest_all <= LONG_TASK_TARGET_MS),
+        ),
+        ("typing latency, max of 20 keys", f"{max(latencies):.0f} ms", "-", "info"),
+        ("countdown text updates (expected)", str(countdown), "-", "info"),
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    header = ("measure", "value", "target", "result")
+    widths = [max(w, len(h)) for w, h in zip(widths, header, strict=True)]
+    for row in [header, tuple("-" * w for w in widths), *rows]:
+        print(" | ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)))
+    print()
+    print(
+        f"machine: {platform.machine()}, {_nproc()} cores; Python {platform.python_version()}; "
+        f"{_chromium_version()}"
+    )
+
+
+def _nproc() -> str:
+    try:
+        return subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return "?"
+
+
+def _chromium_version() -> str:
+    try:
+        out = subprocess.run(
+            [chromium_path() or "chromium", "--version"], capture_output=True, text=True
+        )
+        return out.stdout.strip().splitlines()[0]
+    except (OSError, IndexError):
+        return "chromium ?"
+
+
+if __name__ == "__main__":
+    main()
