@@ -10,6 +10,7 @@ import {
   Decision,
   IApprovalsModel,
   IConnection,
+  ILastDecision,
   IPendingChange,
   IPendingReply,
   IPendingRequest,
@@ -46,6 +47,21 @@ export class ApprovalsModel implements IApprovalsModel, IDisposable {
 
   get connectionChanged(): ISignal<IApprovalsModel, IConnection> {
     return this._connectionChanged;
+  }
+
+  get lastDecision(): ILastDecision | null {
+    return this._lastDecision;
+  }
+
+  get lastDecisionChanged(): ISignal<IApprovalsModel, ILastDecision | null> {
+    return this._lastDecisionChanged;
+  }
+
+  clearLastDecision(): void {
+    if (this._lastDecision !== null) {
+      this._lastDecision = null;
+      this._lastDecisionChanged.emit(null);
+    }
   }
 
   get verdictChanged(): ISignal<IApprovalsModel, string> {
@@ -106,6 +122,10 @@ export class ApprovalsModel implements IApprovalsModel, IDisposable {
     if (this._items.has(key)) {
       this._setVerdict(key, verdict);
     }
+    // The item may leave the list at the next poll (an auto-answered request ends at once):
+    // keep the outcome where the person can still read it.
+    this._lastDecision = { action: item.action, summary: item.summary, verdict };
+    this._lastDecisionChanged.emit(this._lastDecision);
     return verdict;
   }
 
@@ -207,6 +227,9 @@ export class ApprovalsModel implements IApprovalsModel, IDisposable {
       this._connectionChanged.emit(connection);
     }
   }
+
+  private _lastDecision: ILastDecision | null = null;
+  private _lastDecisionChanged = new Signal<this, ILastDecision | null>(this);
 
   private _setVerdict(key: string, verdict: Verdict): void {
     this._verdicts.set(key, verdict);

@@ -35,6 +35,7 @@ export class ApprovalsPanel extends Panel {
     });
     this.addWidget(this._buildHeader());
     this.addWidget(this._banner);
+    this.addWidget(this._lastDecision);
     this.addWidget(this._pending);
     this.addWidget(this._history);
     this._banner.addClass('jpa-Sidebar-banner');
@@ -42,6 +43,10 @@ export class ApprovalsPanel extends Panel {
 
     this._model.changed.connect(this._syncCount, this);
     this._model.connectionChanged.connect(this._syncConnection, this);
+    this._model.lastDecisionChanged.connect(this._syncLastDecision, this);
+    this._lastDecision.addClass('jpa-Sidebar-last');
+    this._lastDecision.node.dataset.testid = 'jpa-sidebar-last-decision';
+    this._lastDecision.hide();
     this._syncCount();
     this._syncConnection();
   }
@@ -131,7 +136,35 @@ export class ApprovalsPanel extends Panel {
     this._banner.setHidden(!banner.firstChild);
   }
 
+  private _syncLastDecision(): void {
+    const last = this._model.lastDecision;
+    const node = this._lastDecision.node;
+    node.replaceChildren();
+    this._lastDecision.setHidden(last === null);
+    if (last === null) {
+      return;
+    }
+    const { verdict } = last;
+    node.dataset.verdict = verdict.state;
+    const what = `${last.action}: ${last.summary}`;
+    const outcome =
+      verdict.state === 'ok'
+        ? `${verdict.decision === 'approve' ? 'approved' : 'rejected'}`
+        : verdict.state === 'error'
+          ? `not decided — ${verdict.code}: ${verdict.message}`
+          : 'sending…';
+    const text = paragraph('jpa-Sidebar-note', `Last decision, ${what} — ${outcome}`);
+    const close = document.createElement('button');
+    close.className = 'jpa-Sidebar-last-close';
+    close.textContent = '×';
+    close.title = 'Dismiss';
+    close.setAttribute('aria-label', 'Dismiss the last decision note');
+    close.addEventListener('click', () => this._model.clearLastDecision());
+    node.append(text, close);
+  }
+
   private _model: IApprovalsModel;
+  private _lastDecision = new Widget();
   private _badge = new BadgedIcon();
   private _banner = new Widget();
   private _pending: PendingView;

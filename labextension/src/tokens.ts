@@ -142,6 +142,13 @@ export type Verdict =
   | { state: 'ok'; decision: Decision; status: string | null }
   | { state: 'error'; decision: Decision; code: string; message: string };
 
+/** A decision sent from the sidebar, with what it was about and its verdict. */
+export interface ILastDecision {
+  action: string;
+  summary: string;
+  verdict: Verdict;
+}
+
 /** The pending requests of every kernel, polled from the server extension. */
 export interface IApprovalsModel {
   /** Keys (`kernel_id/id`) in the server's order: oldest request first. */
@@ -154,6 +161,11 @@ export interface IApprovalsModel {
   /** Emitted with the key of the request whose verdict changed. */
   readonly verdictChanged: ISignal<IApprovalsModel, string>;
   verdict(key: string): Verdict | undefined;
+  /** The latest decision sent from this sidebar and how it ended, kept after its item is gone. */
+  readonly lastDecision: ILastDecision | null;
+  readonly lastDecisionChanged: ISignal<IApprovalsModel, ILastDecision | null>;
+  /** Forget the latest decision (the person dismissed its note). */
+  clearLastDecision(): void;
   /** Send a decision for `item` exactly as displayed (its fingerprint is the one sent). */
   decide(item: IPendingRequest, decision: Decision, reason: string): Promise<Verdict>;
   /** Poll now. */

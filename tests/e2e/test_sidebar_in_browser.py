@@ -289,6 +289,9 @@ def test_an_approve_click_within_the_minimum_answer_time_is_auto_answered(
         assert verdict.startswith("APPROVAL_AUTO_ANSWERED: "), verdict
         expect(item).to_have_count(0, timeout=2 * POLL_S * 1000 + 1000)
         sidebar.expect_badge(0)
+        # And the reason stays readable after the item is gone
+        last = page.get_by_test_id("jpa-sidebar-last-decision")
+        expect(last).to_contain_text("not decided — APPROVAL_AUTO_ANSWERED")
 
         # When the call is made again
         nb.run(cells.call_again)
