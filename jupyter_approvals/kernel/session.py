@@ -122,6 +122,7 @@ class KernelSession:
             from .comm import CommEndpoint
 
             self.endpoint = CommEndpoint(self)
+            _show_approval_errors_briefly(shell)
             threading.Thread(
                 target=self._sweep_forever, name="approvals-sweeper", daemon=True
             ).start()
@@ -379,3 +380,23 @@ class KernelSession:
 def _resolve(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
+
+
+def _show_approval_errors_briefly(shell: Any) -> None:
+    """Show an approval error as its one-line message, without the gate's internal frames.
+
+    The message is what a person and an agent act on; the frames are ours, not theirs. Left
+    alone when the shell already has a custom exception handler (there is a single slot).
+    """
+    if getattr(shell, "custom_exceptions", ()) or not hasattr(shell, "set_custom_exc"):
+        return
+
+    def one_line(
+        shell: Any, etype: type[BaseException], value: BaseException, tb: Any, tb_offset: Any = None
+    ) -> list[str]:
+        # IPython leaves the display of custom exceptions to the handler.
+        stb = list(shell.InteractiveTB.get_exception_only(etype, value))
+        shell._showtraceback(etype, value, stb)
+        return stb
+
+    shell.set_custom_exc((errors.ApprovalError,), one_line)

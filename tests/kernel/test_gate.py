@@ -244,3 +244,16 @@ def test_journal_inside_the_project_refuses_protected_calls(project, kernel_env)
         # Then it is refused and no card asks anyone
         assert result.ename == "ApprovalJournalInsideProject"
         assert fe.cards() == []
+
+
+def test_approval_errors_show_their_message_not_the_gates_frames(frontend):
+    # Given a pending call
+    run(frontend, SETUP)
+    result = run(frontend, "save('x', 'x.txt')")
+    # When its error is shown
+    traceback = "".join(result.error["traceback"])
+    # Then it is the one-line message a person and an agent act on
+    assert result.ename == "ApprovalPending"
+    assert "APPROVAL_PENDING" in traceback
+    assert "gate.py" not in traceback
+    assert len(result.error["traceback"]) == 1
