@@ -16,6 +16,7 @@ import json
 import logging
 import threading
 import uuid
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from ..core import errors
@@ -111,6 +112,17 @@ class CommEndpoint:
         request_id = data.get("id")
         channel = data.get("channel") if data.get("channel") in _CHANNELS else "comm"
         reply: dict[str, Any] = {"op": "decided", "id": request_id}
+        late = _past(data.get("not_after"))
+        if late:
+            self._session.journal_refused_late(str(request_id)[:64], str(channel))
+            return {
+                **reply,
+                "ok": False,
+                "code": errors.ApprovalKernelUnavailable.code,
+                "message": "The decision arrived after its deadline (the kernel was busy); "
+                "nothing was decided. Decide again.",
+                "status": None,
+            }
         try:
             info = self._session.decide(
                 request_id,
@@ -164,3 +176,14 @@ class CommEndpoint:
 
 def _error(exc: errors.ApprovalError) -> dict[str, Any]:
     return {"op": "error", "ok": False, "code": exc.code, "message": exc.message}
+
+
+def _past(not_after: object) -> bool:
+    """True when a decision's ``not_after`` (ISO 8601 UTC) lies in the past."""
+    if not isinstance(not_after, str):
+        return False
+    try:
+        moment = datetime.fromisoformat(not_after.replace("Z", "+00:00"))
+    except ValueError:
+        return True  # an unreadable deadline cannot be honoured: refuse rather than guess
+    return datetime.now(timezone.utc) > moment

@@ -287,6 +287,12 @@ class KernelSession:
             message_type=message_type,
         )
 
+    def journal_refused_late(self, request_id: str, channel: str) -> None:
+        """Record a decision that arrived after the deadline its sender gave it."""
+        self._journal_refusal(
+            request_id, errors.ApprovalKernelUnavailable.code, channel=channel, why="late"
+        )
+
     def _journal_refusal(self, request_id: str, code: str, **fields: Any) -> None:
         # A loop of refused attempts must not flood the journal with fsynced lines.
         seen = self._refusals.get(request_id, 0) + 1

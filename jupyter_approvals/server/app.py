@@ -44,7 +44,7 @@ class ApprovalsServer(ExtensionApp):
         self.handlers.extend(
             [
                 (rf"/{API}/pending", PendingHandler),
-                (rf"/{API}/pending/([\w-]+)/([0-9a-f]+)", DecisionHandler),
+                (rf"/{API}/pending/([^/]+)/([^/]+)", DecisionHandler),
                 (rf"/{API}/journal", JournalHandler),
                 (rf"/{API}/doctor", DoctorHandler),
             ]

@@ -1,7 +1,8 @@
 """REST handlers of the server extension (docs/protocol.md, section 6).
 
 Every verb is ``@web.authenticated`` then ``@authorized`` with the resource ``approvals``.
-``APIHandler`` refuses foreign origins and, for cookie sessions, POSTs without the XSRF token.
+``APIHandler`` refuses, for cookie sessions, foreign origins and POSTs without the XSRF token;
+the decision handler also refuses a foreign ``Origin`` when a token is used.
 Handlers get what they need from the extension's settings, set up in ``app.py``.
 """
 
@@ -11,6 +12,7 @@ import asyncio
 import json
 import os
 import re
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -22,6 +24,7 @@ from tornado import web
 from ..core import errors
 from ..core.decision import check_decision
 from ..core.journal import read_entries
+from ..core.model import iso_utc
 from ..core.policy import Limits
 from ..core.project import default_state_dir, journal_path, project_root_for
 from .kernels import KernelLinks, KernelUnavailable, NoApprovals
@@ -107,6 +110,9 @@ class DecisionHandler(ApprovalsHandler):
             self.refuse(exc)
             return
         ids = {"kernel_id": kernel_id, "id": request_id}
+        if not re.fullmatch(r"[0-9a-f]{16}", request_id):
+            self.refuse(errors.ApprovalUnknownRequest(f"No request {request_id!r}."), **ids)
+            return
         if kernel_id not in self.links.running():
             self.refuse(errors.ApprovalUnknownKernel(f"No running kernel {kernel_id!r}."), **ids)
             return
@@ -117,14 +123,20 @@ class DecisionHandler(ApprovalsHandler):
             "fingerprint": fingerprint,
             "reason": reason,
             "channel": "sidebar",
+            # If the kernel is busy, the message waits in its queue; past this moment the
+            # kernel refuses it, so a decision we report as not made cannot happen later.
+            "not_after": iso_utc(time.time() + self.links.timeout),
         }
         try:
             verdict = await self.links.ask(kernel_id, message)
-        except (KernelUnavailable, NoApprovals, KeyError) as exc:
+        except KeyError:
+            self.refuse(errors.ApprovalUnknownKernel(f"No running kernel {kernel_id!r}."), **ids)
+            return
+        except (KernelUnavailable, NoApprovals) as exc:
             why = (
                 "has not loaded jupyter-approvals"
                 if isinstance(exc, NoApprovals)
-                else "did not answer in time"
+                else "did not answer in time (it refuses this decision if it reads it later)"
             )
             self.refuse(
                 errors.ApprovalKernelUnavailable(

@@ -40,26 +40,35 @@ class KernelLink:
         self._waiting: dict[str, _Waiter] = {}
         self._lock = asyncio.Lock()
         self._ready = False
+        self._closed = False
         self._readers: list[asyncio.Task[None]] = []
 
-    async def start(self, timeout: float) -> None:
-        """Connect the channels and wait until the kernel's iopub reaches us."""
+    async def _start(self, deadline: float) -> None:
+        # Called under the lock: two first requests must not start the channels twice.
         if self._ready:
             return
-        self._client.start_channels()
-        self._readers = [
-            asyncio.create_task(self._read(self._client.get_iopub_msg)),
-            asyncio.create_task(self._read(self._client.get_shell_msg)),
-        ]
-        try:
-            await self._ask("kernel_info_request", {}, timeout)
-        except KernelUnavailable:
-            # A subscriber can miss messages sent right after it connects; ask once more.
-            await self._ask("kernel_info_request", {}, timeout)
+        if not self._readers:
+            self._client.start_channels(
+                shell=True, iopub=True, stdin=False, hb=False, control=False
+            )
+            self._readers = [
+                asyncio.create_task(self._read(self._client.get_iopub_msg)),
+                asyncio.create_task(self._read(self._client.get_shell_msg)),
+            ]
+        # A subscriber can miss what is sent right after it connects: ask until iopub answers.
+        while True:
+            try:
+                await self._ask("kernel_info_request", {}, _until(deadline, cap=1.0))
+                break
+            except KernelUnavailable:
+                if _until(deadline) <= 0:
+                    raise
         self._ready = True
 
     def close(self) -> None:
-        """Stop reading and disconnect."""
+        """Close our comm in the kernel, stop reading and disconnect."""
+        self._closed = True
+        self._forget_comm()
         for task in self._readers:
             task.cancel()
         with contextlib.suppress(Exception):
@@ -69,35 +78,70 @@ class KernelLink:
                 waiter.future.set_exception(KernelUnavailable("the connection was closed"))
 
     async def request(self, data: dict[str, Any], timeout: float) -> dict[str, Any]:
-        """Send ``data`` on the approvals comm and return the kernel's reply data."""
-        await self.start(timeout)
+        """Send ``data`` on the approvals comm and return the kernel's reply data.
+
+        ``timeout`` bounds the whole exchange. On no answer the comm is closed and forgotten
+        (the kernel may be busy, or restarted and no longer know it); the next request opens
+        a new one. The connection itself is kept.
+        """
+        deadline = asyncio.get_running_loop().time() + timeout
         expected = _REPLY_OPS.get(str(data.get("op")), set()) | {"error"}
-        async with self._lock:
-            if self._comm_id is None:
-                reply = await self._ask("comm_info_request", {"target_name": TARGET_NAME}, timeout)
-                if not (reply.get("content") or {}).get("comms"):
-                    raise NoApprovals(self.kernel_id)
-                comm_id = uuid.uuid4().hex
-                opened = await self._ask(
-                    "comm_open",
-                    {"comm_id": comm_id, "target_name": TARGET_NAME, "data": {"op": "list"}},
-                    timeout,
-                    comm_id=comm_id,
-                    ops={"pending", "error"},
-                )
-                if opened["msg_type"] == "comm_close":
-                    raise NoApprovals(self.kernel_id)
-                self._comm_id = comm_id
-                if data.get("op") == "list":
-                    return _data(opened)
-            comm_id = self._comm_id
-        reply = await self._ask(
-            "comm_msg", {"comm_id": comm_id, "data": data}, timeout, comm_id=comm_id, ops=expected
-        )
+        try:
+            try:
+                await asyncio.wait_for(self._lock.acquire(), _until(deadline))
+            except asyncio.TimeoutError:
+                raise KernelUnavailable("another request to this kernel is still waiting") from None
+            try:
+                await self._start(deadline)
+                if self._comm_id is None:
+                    opened = await self._open_comm(deadline)
+                    if data.get("op") == "list":
+                        return _data(opened)
+                comm_id = self._comm_id
+            finally:
+                self._lock.release()
+            reply = await self._ask(
+                "comm_msg",
+                {"comm_id": comm_id, "data": data},
+                _until(deadline),
+                comm_id=comm_id,
+                ops=expected,
+            )
+        except KernelUnavailable:
+            self._forget_comm()
+            raise
         if reply["msg_type"] == "comm_close":
             self._comm_id = None
             raise NoApprovals(self.kernel_id)
         return _data(reply)
+
+    async def _open_comm(self, deadline: float) -> dict[str, Any]:
+        reply = await self._ask("comm_info_request", {"target_name": TARGET_NAME}, _until(deadline))
+        if not (reply.get("content") or {}).get("comms"):
+            raise NoApprovals(self.kernel_id)
+        comm_id = uuid.uuid4().hex
+        self._comm_id = comm_id  # so that a timeout below closes it in the kernel
+        opened = await self._ask(
+            "comm_open",
+            {"comm_id": comm_id, "target_name": TARGET_NAME, "data": {"op": "list"}},
+            _until(deadline),
+            comm_id=comm_id,
+            ops={"pending", "error"},
+        )
+        if opened["msg_type"] == "comm_close":
+            self._comm_id = None
+            raise NoApprovals(self.kernel_id)
+        return opened
+
+    def _forget_comm(self) -> None:
+        # Close it in the kernel too: a busy kernel handles this after the cell, a restarted
+        # one ignores it; either way no orphan comm keeps receiving "changed" messages.
+        comm_id, self._comm_id = self._comm_id, None
+        if comm_id is not None and self._readers:
+            with contextlib.suppress(Exception):
+                self._client.shell_channel.send(
+                    self._client.session.msg("comm_close", {"comm_id": comm_id, "data": {}})
+                )
 
     async def _ask(
         self,
@@ -120,12 +164,15 @@ class KernelLink:
             self._waiting.pop(msg_id, None)
 
     async def _read(self, receive: Any) -> None:
-        while True:
+        while not self._closed:
             try:
                 msg = await receive()
             except asyncio.CancelledError:
                 raise
             except Exception:
+                # A message that fails to parse or verify is dropped; a closed socket ends.
+                if self._closed:
+                    return
                 await asyncio.sleep(0.05)
                 continue
             self._dispatch(msg)
@@ -167,6 +214,12 @@ class _Waiter:
             return True
         data = content.get("data") or {}
         return msg_type == "comm_msg" and isinstance(data, dict) and data.get("op") in self._ops
+
+
+def _until(deadline: float, cap: float | None = None) -> float:
+    """Seconds left before ``deadline`` (loop time), at most ``cap``, never negative."""
+    left = max(0.0, deadline - asyncio.get_running_loop().time())
+    return min(left, cap) if cap is not None else left
 
 
 def _data(reply: dict[str, Any]) -> dict[str, Any]:
@@ -217,13 +270,7 @@ class KernelLinks:
         if kernel_id not in self.running():
             raise KeyError(kernel_id)
         link = self._link(kernel_id)
-        try:
-            return await link.request(data, self.timeout)
-        except KernelUnavailable:
-            # Start afresh next time: the connection may be what failed.
-            self._links.pop(kernel_id, None)
-            link.close()
-            raise
+        return await link.request(data, self.timeout)
 
     async def list_all(self) -> dict[str, Any]:
         """Every kernel's pending requests, asked concurrently; see docs/protocol.md 6.1."""

@@ -261,3 +261,65 @@ async def test_doctor_reports_checks_limits_and_what_is_not_guaranteed(jp_fetch)
     assert report["limits"]["min_answer_s"] == 1.0
     assert report["not_guaranteed"]
     assert isinstance(report["ok"], bool)
+
+
+async def test_a_decision_for_a_busy_kernel_is_refused_now_and_never_applied_later(
+    jp_fetch, kernels
+):
+    # Given a pending call, and then a long cell that keeps the kernel busy
+    kernel = await kernels()
+    await kernel.run(SETUP)
+    pending = await kernel.pending_call("save('data', 'late.txt')")
+    await asyncio.sleep(HUMAN_PAUSE_S)
+    busy = kernel.client.execute("import time; time.sleep(5)")
+    await asyncio.sleep(0.3)
+    # When a person approves from the sidebar while the kernel is busy
+    status, verdict = await post_decision(
+        jp_fetch,
+        kernel.id,
+        pending["request_id"],
+        {"decision": "approve", "fingerprint": pending["fingerprint"]},
+    )
+    # Then the server says nothing was decided...
+    assert (status, verdict["code"]) == (504, "APPROVAL_KERNEL_UNAVAILABLE")
+    # ...and when the kernel is idle again and reads the queued message, it refuses it too
+    await kernel.client._async_recv_reply(busy, timeout=30)
+    assert (await kernel.run("save('data', 'late.txt')"))["ename"] == "ApprovalPending"
+    listing = await get_json(jp_fetch, "pending")
+    assert [p["id"] for p in listing["pending"]] == [pending["request_id"]]
+    # And only one approvals comm is open in the kernel: the timed-out one was closed
+    comms = await kernel.run(
+        "from jupyter_approvals.kernel.session import KernelSession\n"
+        "print(len(KernelSession.current().endpoint.comm_ids()))"
+    )
+    printed = "".join(
+        m["content"].get("text", "") for m in comms["outputs"] if m["msg_type"] == "stream"
+    )
+    assert printed.strip() == "1"
+
+
+async def test_requests_are_listed_again_after_a_kernel_restart(jp_fetch, kernels, jp_serverapp):
+    # Given a kernel the server has talked to, which then restarts
+    kernel = await kernels()
+    await kernel.run(SETUP)
+    await kernel.pending_call("save('data', 'a.txt')")
+    assert len((await get_json(jp_fetch, "pending"))["pending"]) == 1
+    await jp_serverapp.kernel_manager.restart_kernel(kernel.id)
+    await kernel.client.wait_for_ready(timeout=60)
+    # When the restarted kernel has a new pending request
+    await kernel.run(SETUP)
+    pending = await kernel.pending_call("save('data', 'b.txt')")
+    # Then the list shows it (after at most one unanswered round while the link reconnects)
+    for _ in range(2):
+        listing = await get_json(jp_fetch, "pending")
+        if listing["pending"]:
+            break
+    assert [p["id"] for p in listing["pending"]] == [pending["request_id"]]
+
+
+async def test_a_malformed_request_id_is_an_unknown_request(jp_fetch, kernels):
+    kernel = await kernels()
+    status, verdict = await post_decision(
+        jp_fetch, kernel.id, "NOT-HEX", {"decision": "approve", "fingerprint": "sha256:" + "a" * 64}
+    )
+    assert (status, verdict["code"]) == (404, "APPROVAL_UNKNOWN_REQUEST")
