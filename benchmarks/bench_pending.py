@@ -30,22 +30,9 @@ import urllib.request
 from pathlib import Path
 
 from jupyter_client.asynchronous import AsyncKernelClient
+from pending_kernels import connect, make_pending
 
 TARGET_RATIO = 2.0
-
-SETUP = """
-import jupyter_approvals as ja
-
-@ja.protected("bench.write", summary="Write item {{n}}")
-def write(n):
-    return n
-
-for n in range({per_kernel}):
-    try:
-        write(n)
-    except ja.ApprovalPending:
-        pass
-"""
 
 
 def free_port() -> int:
@@ -112,14 +99,6 @@ class Server:
         self.process.wait(30)
 
 
-async def connect(server: Server, kernel_id: str) -> AsyncKernelClient:
-    client = AsyncKernelClient(connection_file=str(server.runtime / f"kernel-{kernel_id}.json"))
-    client.load_connection_file()
-    client.start_channels()
-    await client.wait_for_ready(timeout=60)
-    return client
-
-
 async def kernel_info_round(clients: list[AsyncKernelClient]) -> float:
     start = time.perf_counter()
     await asyncio.gather(*(client.kernel_info(reply=True, timeout=30) for client in clients))
@@ -132,14 +111,8 @@ async def main_async(args: argparse.Namespace) -> None:
         try:
             print(f"starting {args.kernels} kernels ...", flush=True)
             ids = [server.request("api/kernels", "POST", b"{}")["id"] for _ in range(args.kernels)]
-            clients = [await connect(server, kernel_id) for kernel_id in ids]
-            code = SETUP.format(per_kernel=args.per_kernel)
-            await asyncio.gather(
-                *(
-                    c.execute_interactive(code, timeout=120, output_hook=lambda _m: None)
-                    for c in clients
-                )
-            )
+            clients = [await connect(server.runtime, kernel_id) for kernel_id in ids]
+            await make_pending(clients, args.per_kernel)
             listing = await asyncio.to_thread(server.get, "jupyter-approvals/api/pending")
             expected = args.kernels * args.per_kernel
             if len(listing["pending"]) != expected or listing["unanswered_kernels"]:

@@ -39,6 +39,8 @@ from jupyter_client.asynchronous import AsyncKernelClient
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from pending_kernels import connect, make_pending  # noqa: E402
+
 from tests.e2e.lab import CHROMIUM_ARGS, LabServer, Sidebar, chromium_path  # noqa: E402
 
 RENDER_TARGET_S = 2.0
@@ -46,19 +48,6 @@ LONG_TASK_TARGET_MS = 200.0
 TYPED = "checked the totals ok"[:20]
 FIRST_REASON = '[data-testid="jpa-sidebar-item"]:first-child [data-testid="jpa-sidebar-reason"]'
 
-SETUP = """
-import jupyter_approvals as ja
-
-@ja.protected("bench.write", summary="Write item {{n}} of kernel {kernel}")
-def write(n):
-    return n
-
-for n in range({per_kernel}):
-    try:
-        write(n)
-    except ja.ApprovalPending:
-        pass
-"""
 
 #: Installed before the page's own scripts: long tasks and the first time 100 rows exist.
 INIT_SCRIPT = """
@@ -181,23 +170,8 @@ async def hold_pending(server: LabServer, kernels: int, per_kernel: int) -> list
     clients: list[AsyncKernelClient] = []
     try:
         for kernel_id in ids:
-            client = AsyncKernelClient(
-                connection_file=str(server.runtime_dir / f"kernel-{kernel_id}.json")
-            )
-            client.load_connection_file()
-            client.start_channels()
-            await client.wait_for_ready(timeout=60)
-            clients.append(client)
-        await asyncio.gather(
-            *(
-                client.execute_interactive(
-                    SETUP.format(per_kernel=per_kernel, kernel=index),
-                    timeout=120,
-                    output_hook=lambda _msg: None,
-                )
-                for index, client in enumerate(clients)
-            )
-        )
+            clients.append(await connect(server.runtime_dir, kernel_id))
+        await make_pending(clients, per_kernel)
     finally:
         for client in clients:
             client.stop_channels()

@@ -32,6 +32,12 @@ ARTIFACTS = REPO / ".ci" / "artifacts" / "e2e"
 DOC_SCREENSHOT = REPO / "docs" / "images" / "card.png"
 DOC_SIDEBAR_SCREENSHOT = REPO / "docs" / "images" / "sidebar.png"
 
+#: The file the quickstart's protected call writes, relative to the notebook.
+TARGET = Path("quickstart-output") / "sales.csv"
+EXPECTED_CSV = b"region,units\r\nnorth,120\r\nsouth,95\r\neast,143\r\n"  # csv.writer's lines
+#: The countdown of the card and of a sidebar item.
+TIME_LEFT = re.compile(r"^\d+:[0-5]\d left$")
+
 #: Debian's chromium; ``playwright install`` browsers are not used.
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
 CHROMIUM_ARGS = [
@@ -265,6 +271,10 @@ class LabServer:
         for path in sorted((self.state_dir / "decisions").glob("*.jsonl")):
             lines.extend(json.loads(line) for line in path.read_text().splitlines())
         return lines
+
+    def events_of(self, request_id: str) -> list[dict[str, Any]]:
+        """The journal lines of one request, in the order they were written."""
+        return [line for line in self.journal_lines() if line.get("request_id") == request_id]
 
 
 def fresh_quickstart(directory: Path) -> Path:
@@ -507,3 +517,27 @@ def pause_like_a_person(since: float) -> None:
 
 FINGERPRINT = re.compile(r"sha256:[0-9a-f]{64}")
 REQUEST_ID = re.compile(r"Request ([0-9a-f]{16})")
+
+
+def expect_rejected_call(
+    nb: NotebookPage,
+    cell: int,
+    server: LabServer,
+    notebook: Path,
+    request_id: str,
+    reason: str,
+    channel: str,
+) -> None:
+    """Run the rejected call again: its error carries the reason, nothing was written, and
+    the journal holds the rejection (from ``channel``, with the reason) and no run."""
+    nb.run(cell)
+    output = nb.output(cell)
+    expect(output).to_contain_text("ApprovalRejected")
+    expect(output).to_contain_text(reason)
+    assert not (notebook.parent / TARGET).exists()
+    events = {line["event"]: line for line in server.events_of(request_id)}
+    assert events["rejected"]["channel"] == channel
+    assert events["rejected"]["reason"] == reason
+    assert events["rejected"]["latency_ms"] >= 1000
+    assert "executed" not in events
+    assert nb.errors == []

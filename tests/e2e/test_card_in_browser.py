@@ -15,11 +15,15 @@ import pytest
 from playwright.sync_api import Locator, Page, expect
 
 from tests.e2e.lab import (
+    EXPECTED_CSV,
     FINGERPRINT,
     REQUEST_ID,
+    TARGET,
+    TIME_LEFT,
     LabServer,
     NotebookPage,
     QuickstartCells,
+    expect_rejected_call,
     pause_like_a_person,
     save_screenshot,
 )
@@ -29,12 +33,9 @@ pytestmark = pytest.mark.e2e
 # Kernel round trips and widget rendering take a moment on a loaded CI machine.
 expect.set_options(timeout=15_000)
 
-TARGET = Path("quickstart-output") / "sales.csv"
-EXPECTED_CSV = b"region,units\r\nnorth,120\r\nsouth,95\r\neast,143\r\n"  # csv.writer's lines
 PREVIEW = (
     "Create quickstart-output/sales.csv with 4 rows:\nregion,units\nnorth,120\nsouth,95\neast,143"
 )
-TIME_LEFT = re.compile(r"^\d+:[0-5]\d left$")
 
 
 def open_first_call(page: Page, server: LabServer, notebook: Path):
@@ -59,10 +60,6 @@ def request_id_shown(nb: NotebookPage, cell: int) -> str:
 
 def button(card: Locator, name: str) -> Locator:
     return card.get_by_role("button", name=name, exact=True)
-
-
-def events_of(server: LabServer, request_id: str) -> list[dict]:
-    return [line for line in server.journal_lines() if line.get("request_id") == request_id]
 
 
 def test_a_person_approves_in_the_card_and_the_next_call_runs_once(
@@ -129,7 +126,7 @@ def test_a_person_approves_in_the_card_and_the_next_call_runs_once(
     save_screenshot(page, "approve-4-notebook")
 
     # And the journal holds request, decision (from the card, after more than a second) and run
-    lines = events_of(lab_server, request_id)
+    lines = lab_server.events_of(request_id)
     by_event = {line["event"]: line for line in lines}
     events = [line["event"] for line in lines]
     assert events[:1] == ["requested"], events
@@ -169,7 +166,7 @@ def test_an_approve_click_within_a_second_is_auto_answered_and_nothing_runs(
     save_screenshot(page, "auto-2-notebook")
 
     # And the journal records the too-fast answer from the card, and no run
-    events = {line["event"]: line for line in events_of(lab_server, request_id)}
+    events = {line["event"]: line for line in lab_server.events_of(request_id)}
     assert events["auto_answered"]["channel"] == "card"
     assert events["auto_answered"]["latency_ms"] < 1000
     assert not {"approved", "executed"} & events.keys(), events.keys()
@@ -202,22 +199,12 @@ def test_a_rejection_with_a_reason_reaches_the_next_call(
     save_screenshot(card, "reject-2-card-rejected")
 
     # When the call is made again
-    nb.run(cells.call_again)
-
-    # Then its error carries the person's reason, and nothing was written
-    output = nb.output(cells.call_again)
-    expect(output).to_contain_text("ApprovalRejected")
-    expect(output).to_contain_text(reason)
-    assert not (notebook.parent / TARGET).exists()
+    # Then its error carries the person's reason, nothing was written, and the journal
+    # records the rejection from the card with the reason
+    expect_rejected_call(
+        nb, cells.call_again, lab_server, notebook, request_id, reason, channel="card"
+    )
     save_screenshot(page, "reject-3-notebook")
-
-    # And the journal records the rejection from the card with the reason
-    events = {line["event"]: line for line in events_of(lab_server, request_id)}
-    assert events["rejected"]["channel"] == "card"
-    assert events["rejected"]["reason"] == reason
-    assert events["rejected"]["latency_ms"] >= 1000
-    assert "executed" not in events
-    assert nb.errors == []
 
 
 def test_a_double_click_on_approve_decides_once_without_an_error(
@@ -242,7 +229,7 @@ def test_a_double_click_on_approve_decides_once_without_an_error(
     expect(nb.output(cells.call_again)).to_contain_text("'wrote 4 rows")
     expect(card).to_have_attribute("data-state", "executed")
     expect(card.locator(".jpa-notice")).to_have_text("")
-    events = [line["event"] for line in events_of(lab_server, request_id)]
+    events = [line["event"] for line in lab_server.events_of(request_id)]
     assert events.count("approved") == 1, events
     assert "refused" not in events, events
     assert nb.errors == []

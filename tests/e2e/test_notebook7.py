@@ -20,7 +20,9 @@ import pytest
 from playwright.sync_api import Error, Page, expect
 
 from tests.e2e.lab import (
+    EXPECTED_CSV,
     REQUEST_ID,
+    TARGET,
     LabServer,
     NotebookPage,
     QuickstartCells,
@@ -34,8 +36,6 @@ pytestmark = pytest.mark.e2e
 # Kernel round trips and widget rendering take a moment on a loaded CI machine.
 expect.set_options(timeout=15_000)
 
-TARGET = Path("quickstart-output") / "sales.csv"
-EXPECTED_CSV = b"region,units\r\nnorth,120\r\nsouth,95\r\neast,143\r\n"  # csv.writer's lines
 #: JupyterLab's (and Notebook 7's) notification toasts.
 TOAST = ".Toastify__toast"
 
@@ -98,10 +98,6 @@ def show_approvals_from_the_view_menu(page: Page) -> None:
     page.get_by_role("menubar").get_by_role("menuitem", name="View", exact=True).click()
     page.locator(".lm-Menu-item", has_text=re.compile(r"^Left Sidebar$")).click()
     page.get_by_role("menuitem", name="Show Approval Requests", exact=True).click()
-
-
-def events_of(server: LabServer, request_id: str) -> list[dict]:
-    return [line for line in server.journal_lines() if line.get("request_id") == request_id]
 
 
 def test_approve_in_the_sidebar_of_notebook_7_and_the_next_call_runs_once(
@@ -181,7 +177,7 @@ def test_approve_in_the_sidebar_of_notebook_7_and_the_next_call_runs_once(
 
     # And the journal holds the request, the sidebar's approval after more than a second,
     # and the run, all for the same fingerprint
-    lines = events_of(lab_server, request_id)
+    lines = lab_server.events_of(request_id)
     events = [line["event"] for line in lines]
     assert events.index("requested") < events.index("approved") < events.index("executed")
     by_event = {line["event"]: line for line in lines}

@@ -21,11 +21,15 @@ from playwright.sync_api import Page, expect
 
 from tests.e2e.lab import (
     DOC_SIDEBAR_SCREENSHOT,
+    EXPECTED_CSV,
     REQUEST_ID,
+    TARGET,
+    TIME_LEFT,
     LabServer,
     NotebookPage,
     QuickstartCells,
     Sidebar,
+    expect_rejected_call,
     fresh_quickstart,
     pause_like_a_person,
     save_screenshot,
@@ -36,9 +40,6 @@ pytestmark = pytest.mark.e2e
 # Kernel round trips and widget rendering take a moment on a loaded CI machine.
 expect.set_options(timeout=15_000)
 
-TARGET = Path("quickstart-output") / "sales.csv"
-EXPECTED_CSV = b"region,units\r\nnorth,120\r\nsouth,95\r\neast,143\r\n"  # csv.writer's lines
-TIME_LEFT = re.compile(r"^\d+:[0-5]\d left$")
 #: A second protected call of the quickstart's function, distinct from the first one.
 OTHER_CALL = "save_csv(rows[:2], str(target.with_name('other.csv')))"
 #: The sidebar polls the server every second; a change shows within two polls.
@@ -72,10 +73,6 @@ def request_id_shown(nb: NotebookPage, cell: int) -> str:
     match = REQUEST_ID.search(text)
     assert match, text
     return match.group(1)
-
-
-def events_of(server: LabServer, request_id: str) -> list[dict]:
-    return [line for line in server.journal_lines() if line.get("request_id") == request_id]
 
 
 def kernel_of(server: LabServer, notebook: Path) -> str:
@@ -174,7 +171,7 @@ def test_approve_in_the_sidebar_for_a_kernel_whose_notebook_tab_is_closed(
 
     # And the journal holds the request, the sidebar's decision after more than a second,
     # and the run, all for the fingerprint the sidebar showed
-    lines = events_of(lab_server, request_id)
+    lines = lab_server.events_of(request_id)
     events = [line["event"] for line in lines]
     assert events.index("requested") < events.index("approved") < events.index("executed")
     by_event = {line["event"]: line for line in lines}
@@ -238,22 +235,12 @@ def test_a_rejection_with_a_reason_typed_in_the_sidebar_reaches_the_next_call(
     expect(card.locator(".jpa-status")).to_contain_text(f"Rejected. Reason: {reason}")
 
     # When the call is made again
-    nb.run(cells.call_again)
-
-    # Then its error carries the person's reason, and nothing was written
-    output = nb.output(cells.call_again)
-    expect(output).to_contain_text("ApprovalRejected")
-    expect(output).to_contain_text(reason)
-    assert not (notebook.parent / TARGET).exists()
+    # Then its error carries the person's reason, nothing was written, and the journal
+    # records the sidebar's rejection with the reason, and no run
+    expect_rejected_call(
+        nb, cells.call_again, lab_server, notebook, request_id, reason, channel="sidebar"
+    )
     save_screenshot(page, "sidebar-3-rejected")
-
-    # And the journal records the sidebar's rejection with the reason, and no run
-    events = {line["event"]: line for line in events_of(lab_server, request_id)}
-    assert events["rejected"]["channel"] == "sidebar"
-    assert events["rejected"]["reason"] == reason
-    assert events["rejected"]["latency_ms"] >= 1000
-    assert "executed" not in events
-    assert nb.errors == []
 
 
 # The kernel counts an answer sooner than `min_answer_seconds` after the card was shown as
@@ -304,7 +291,7 @@ def test_an_approve_click_within_the_minimum_answer_time_is_auto_answered(
         save_screenshot(page, "sidebar-auto-answered")
 
         # And the journal records the too-fast answer from the sidebar, and no run
-        events = {line["event"]: line for line in events_of(lab_server, request_id)}
+        events = {line["event"]: line for line in lab_server.events_of(request_id)}
         assert events["auto_answered"]["channel"] == "sidebar"
         assert events["auto_answered"]["latency_ms"] < MIN_ANSWER_S * 1000
         assert not {"approved", "executed"} & events.keys(), events.keys()
@@ -380,9 +367,9 @@ def test_the_badge_counts_requests_as_they_come_are_decided_and_time_out(
         expect(sidebar.items).to_have_count(0)
 
         # And the journal says the first was approved from the sidebar, the second timed out
-        approved = {line["event"]: line for line in events_of(lab_server, first)}["approved"]
+        approved = {line["event"]: line for line in lab_server.events_of(first)}["approved"]
         assert approved["channel"] == "sidebar"
         assert approved["latency_ms"] >= 1000
-        assert "timed_out" in [line["event"] for line in events_of(lab_server, second)]
+        assert "timed_out" in [line["event"] for line in lab_server.events_of(second)]
         save_screenshot(page, "sidebar-badge-after-timeout")
         assert nb.errors == []

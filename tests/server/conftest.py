@@ -14,22 +14,6 @@ from pytest_jupyter.jupyter_core import *  # noqa: F403
 from pytest_jupyter.jupyter_server import *  # noqa: F403
 from traitlets.config import Config
 
-SETUP = """
-import jupyter_approvals as ja
-from pathlib import Path
-runs = []
-
-@ja.protected("table.write", summary="Overwrite {path}",
-              subject=lambda text, path: ja.FileContent(path), target="path")
-def save(text, path):
-    runs.append(path)
-    Path(path).write_text(text)
-    return "written"
-"""
-
-#: A person's pause before answering: decisions sooner than 1 s are auto-answered.
-HUMAN_PAUSE_S = 1.2
-
 
 @pytest.fixture
 def jp_server_config():

@@ -8,7 +8,8 @@ import json
 import pytest
 from tornado.httpclient import HTTPClientError
 
-from tests.server.conftest import HUMAN_PAUSE_S, SETUP
+# The kernel tests' protected writer, and a person's pause (faster answers are auto-answered).
+from tests.kernel.helpers import HUMAN_PAUSE_S, SETUP
 
 API = "jupyter-approvals/api"
 
