@@ -178,6 +178,24 @@ class ApprovalWaitUnsupported(ApprovalError):
     code = "APPROVAL_WAIT_UNSUPPORTED"
 
 
+class ApprovalInvalidArgument(ApprovalError):
+    """A protected operation was called with arguments it cannot run; nothing was asked or run."""
+
+    code = "APPROVAL_INVALID_ARGUMENT"
+
+
+class ApprovalMissingDependency(ApprovalError):
+    """An optional package an operation needs is missing; ``details["extra"]`` names the extra."""
+
+    code = "APPROVAL_MISSING_DEPENDENCY"
+
+
+class ApprovalRedirected(ApprovalError):
+    """An approved HTTP request was answered with a redirect; the new URL needs its own approval."""
+
+    code = "APPROVAL_REDIRECTED"
+
+
 def _collect_codes() -> dict[str, type[ApprovalError]]:
     found: dict[str, type[ApprovalError]] = {}
     pending: list[type[ApprovalError]] = [ApprovalError]

@@ -42,6 +42,7 @@ class ProtectedFunction(Generic[P, R]):
         preview: Callable[..., str] | None,
         subject: Callable[..., Any] | None,
         target: str | Callable[..., Any] | None,
+        prepare: Callable[..., Mapping[str, Any]] | None = None,
     ) -> None:
         self.fn = fn
         self.action = action
@@ -49,6 +50,7 @@ class ProtectedFunction(Generic[P, R]):
         self._preview = preview
         self._subject = subject
         self._target = target
+        self._prepare_arguments = prepare
         self._signature = inspect.signature(fn)
         self._is_async = inspect.iscoroutinefunction(fn)
         #: What the card names as the function that will run.
@@ -140,6 +142,11 @@ class ProtectedFunction(Generic[P, R]):
             session.check_journal_location()
         bound = self._signature.bind(*args, **kwargs)
         bound.apply_defaults()
+        if self._prepare_arguments is not None:
+            # Checked and normalized once; the fingerprint, the preview and the run all use
+            # exactly what it returns.
+            prepared = dict(self._prepare_arguments(**bound.arguments))
+            bound = inspect.BoundArguments(self._signature, prepared)
         arguments = dict(bound.arguments)
         subject: dict[str, Any] = {"arguments": arguments}
         if self._subject is not None:
@@ -282,6 +289,7 @@ def protected(
     preview: Callable[..., str] | None = None,
     subject: Callable[..., Any] | None = None,
     target: str | Callable[..., Any] | None = None,
+    prepare: Callable[..., Mapping[str, Any]] | None = None,
 ) -> Callable[[Callable[P, R]], ProtectedFunction[P, R]]:
     """Mark a function protected: it runs only after a person approved exactly that call.
 
@@ -292,7 +300,10 @@ def protected(
     replaced) so a change of the target after the preview refuses the run;
     ``target`` (an argument name or callable) tells which calls compete for one approval: an
     approval is spent, without running, by a call of the same action and target whose
-    content differs. Without it every call of the action shares one target.
+    content differs. Without it every call of the action shares one target;
+    ``prepare`` receives the bound arguments first and returns them checked and normalized
+    (same names); it raises ApprovalInvalidArgument to refuse before anything is asked, and
+    everything after it (fingerprint, preview, the run) sees only what it returned.
     """
     if not action or set(action) - _ACTION_CHARS or len(action) > 100:
         raise ValueError(
@@ -306,7 +317,7 @@ def protected(
                 f"{fn.__qualname__} is a generator function; its work would run after the "
                 "approved call returned. Protect a function that does its work when called."
             )
-        return ProtectedFunction(fn, action, summary, preview, subject, target)
+        return ProtectedFunction(fn, action, summary, preview, subject, target, prepare)
 
     return decorate
 

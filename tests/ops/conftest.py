@@ -1,0 +1,65 @@
+"""In-process approvals for the ready operations: a real store, journal and files, no kernel.
+
+The operations' own behaviour (previews, fingerprints of targets, atomic writes, dry runs) is
+tested here quickly; the card and the decision path through a real kernel are covered by
+tests/kernel and by the example notebooks, which run in a real kernel under nbval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import jupyter_approvals as ja
+from jupyter_approvals.core.model import RequestInfo
+from jupyter_approvals.core.policy import ManualClock
+from jupyter_approvals.kernel.session import KernelSession
+
+
+@pytest.fixture
+def session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[KernelSession]:
+    """A kernel session in this process whose decisions the test makes directly."""
+    monkeypatch.setenv("JUPYTER_APPROVALS_STATE_DIR", str(tmp_path / "state"))
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    clock = ManualClock()
+    installed = KernelSession.install(KernelSession(None, clock=clock, cwd=work))
+    # No frontend exists in this process: decisions are applied directly, guard off.
+    installed.store.decision_guard = None
+    installed.clock = clock
+    yield installed
+    installed.close()
+
+
+def ask(call: Callable[[], Any]) -> ja.ApprovalPending:
+    """Make a call that must end pending; return its error (request id, fingerprint)."""
+    with pytest.raises(ja.ApprovalPending) as pending:
+        call()
+    return pending.value
+
+
+def request_of(session: KernelSession, pending: ja.ApprovalPending) -> RequestInfo:
+    """The pending request behind an ApprovalPending, with its summary and preview."""
+    [info] = [r for r in session.store.pending() if r.id == pending.details["request_id"]]
+    return info
+
+
+def decide(
+    session: KernelSession, pending: ja.ApprovalPending, decision: str = "approve", reason: str = ""
+) -> None:
+    """A person's answer after reading the card for two seconds."""
+    session.clock.advance(2)
+    details = pending.details
+    session.store.decide(details["request_id"], decision, details["fingerprint"], reason=reason)
+
+
+def approve(session: KernelSession, call: Callable[[], Any]) -> RequestInfo:
+    """Ask, read the card, approve; returns the request that was approved (not yet run)."""
+    pending = ask(call)
+    info = request_of(session, pending)
+    decide(session, pending)
+    return info
