@@ -1,10 +1,11 @@
 """Replace a file all at once: the target holds the old content or the new, never a part.
 
-New content goes to a temporary file in the target's directory, is flushed to disk, gets the
-target's permission bits (or the umask's default for a new file), and is renamed over the
-target. On Linux the temporary file is first created without a name (``O_TMPFILE``), so a
-process killed mid-write leaves nothing behind; it is given a name only once complete.
-Elsewhere a named ``.<name>.<random>.jpa-tmp`` file is used and removed on any error.
+New content goes to a temporary file next to the target, named
+``.<name>.<pid>.<random>.jpa-tmp``, is flushed to disk, gets the target's permission bits (or
+the umask's default for a new file), and is renamed over the target. On an error the
+temporary file is removed. A process killed mid-write cannot remove it, so the next
+replacement of the same target removes temporary files whose writing process no longer
+exists; the target itself is never partial.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-#: Suffix of the named temporary files (a leftover one is always a complete, unused write).
+#: Suffix of the temporary files.
 TEMP_SUFFIX = ".jpa-tmp"
 
 
@@ -31,21 +32,20 @@ def atomic_replace(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     target = Path(os.path.realpath(path))
     directory = target.parent
     mode = _mode_for(target)
-    fd, temp_name = _open_temp(directory, target.name)
-    handle = os.fdopen(fd, "w+b")
+    _remove_abandoned(directory, target.name)
+    temp = directory / f".{target.name}.{os.getpid()}.{secrets.token_hex(6)}{TEMP_SUFFIX}"
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    handle = os.fdopen(os.open(temp, flags, 0o600), "w+b")
     try:
         with handle:
             yield handle
             handle.flush()
             os.fchmod(handle.fileno(), mode)
             os.fsync(handle.fileno())
-            if temp_name is None:
-                temp_name = _link_unnamed(handle.fileno(), directory, target.name)
-        os.replace(temp_name, target)
+        os.replace(temp, target)
     except BaseException:
-        if temp_name is not None:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temp_name)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
         raise
     _fsync_directory(directory)
 
@@ -59,28 +59,34 @@ def _mode_for(target: Path) -> int:
         return 0o666 & ~umask
 
 
-def _open_temp(directory: Path, name: str) -> tuple[int, str | None]:
-    """An open temporary file in ``directory``: unnamed where the system allows it."""
-    unnamed = getattr(os, "O_TMPFILE", None)
-    if unnamed is not None:
-        try:
-            return os.open(directory, unnamed | os.O_RDWR, 0o600), None
-        except OSError:
-            pass  # file system without O_TMPFILE support: fall back to a named file
-    temp_name = str(directory / f".{name}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
-    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-    return os.open(temp_name, flags, 0o600), temp_name
+def _remove_abandoned(directory: Path, name: str) -> None:
+    """Remove temporary files of ``name`` left by writers that were killed mid-write."""
+    prefix = f".{name}."
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return
+    for entry in entries:
+        if not (entry.name.startswith(prefix) and entry.name.endswith(TEMP_SUFFIX)):
+            continue
+        pid_text = entry.name[len(prefix) : -len(TEMP_SUFFIX)].split(".")[0]
+        if pid_text.isdigit() and not _process_exists(int(pid_text)):
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
 
 
-def _link_unnamed(fd: int, directory: Path, name: str) -> str:
-    """Give the complete unnamed file a temporary name next to the target."""
-    temp_name = str(directory / f".{name}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
-    os.link(f"/proc/self/fd/{fd}", temp_name, follow_symlinks=True)
-    return temp_name
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process: not ours to judge
+    return True
 
 
 def _fsync_directory(directory: Path) -> None:
-    """Make the rename itself durable (ignored where directories cannot be opened)."""
+    """Make the rename itself durable (skipped where directories cannot be opened)."""
     try:
         fd = os.open(directory, os.O_RDONLY)
     except OSError:

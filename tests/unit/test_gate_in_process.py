@@ -105,3 +105,49 @@ def test_preview_announces_every_cut():
     assert render("short", 100) == "'short'"
     assert render((1,), 100) == "(1,)"
     assert render({"a": [1, 2]}, 100) == "{'a': [1, 2]}"
+
+
+def test_prepare_normalizes_what_is_fingerprinted_shown_and_run(session, tmp_path):
+    # Given a protected function whose arguments are normalized before anything else
+    seen = []
+
+    @ja.protected(
+        "file.write",
+        prepare=lambda path, text: {"path": str(Path(path).resolve()), "text": text.strip()},
+        preview=lambda path, text: f"{path}: {text}",
+    )
+    def write(path, text):
+        seen.append((path, text))
+
+    target = tmp_path / "out.txt"
+    # When it is asked for with padded text
+    with pytest.raises(ja.ApprovalPending) as pending:
+        write(str(target), "  hello  ")
+    [info] = session.store.pending()
+    # Then the preview shows the normalized arguments
+    assert info.preview == f"{target.resolve()}: hello"
+    # And a call that normalizes to the same arguments is the same request and runs once approved
+    session.clock.advance(2)
+    details = pending.value.details
+    session.store.decide(details["request_id"], "approve", details["fingerprint"])
+    write(str(target), "hello")
+    assert seen == [(str(target.resolve()), "hello")]
+
+
+def test_prepare_refuses_before_anything_is_asked(session):
+    # Given a protected function whose prepare refuses an argument
+    def refuse(count):
+        if count < 0:
+            raise errors.ApprovalInvalidArgument("count must not be negative", count=count)
+        return {"count": count}
+
+    @ja.protected("x.count", prepare=refuse)
+    def count_down(count):
+        return count
+
+    # When it is called with a bad argument
+    with pytest.raises(errors.ApprovalInvalidArgument) as refused:
+        count_down(-1)
+    # Then the code is stable and no request waits for a person
+    assert refused.value.code == "APPROVAL_INVALID_ARGUMENT"
+    assert session.store.pending() == []
