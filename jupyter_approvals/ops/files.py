@@ -1,0 +1,385 @@
+"""Protected file operations: write a file atomically, delete a path, move a path.
+
+Each shows what will change before anything does: a write shows a unified diff against the
+current content (sizes and sha256 for binary or very large content), a delete lists every
+path it removes, a move names both ends and whether something is replaced. Each approval
+covers the current state of what it touches (content and mode of the file written, the whole
+tree deleted or moved, the destination), so a change after the preview refuses the run.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import errno
+import hashlib
+import os
+import shutil
+import stat
+from typing import Any
+
+from ..core.errors import ApprovalInvalidArgument
+from ..core.fingerprint import FileContent
+from ..core.lease import require_lease
+from ..kernel.gate import protected
+from ._atomic import atomic_replace
+from ._preview import PREVIEW_BUDGET, Deadline, PreviewText, size_text
+from .diff import add_diff_preview, is_binary
+from .file_tree import add_listing, describe, scan, tree_state
+
+#: Bytes written per call, so a long write can be stopped between chunks.
+CHUNK = 1 << 20
+
+#: Content larger than this (either side) is not diffed: the preview gives sizes and sha256s.
+MAX_DIFF_BYTES = 64 << 20
+
+#: Room kept free in the preview for the lines announcing what was left out.
+_TAIL_ROOM = 600
+
+
+def _invalid(message: str, **details: Any) -> ApprovalInvalidArgument:
+    return ApprovalInvalidArgument(f"{message} Nothing was asked and nothing ran.", **details)
+
+
+def _path_argument(value: object, name: str) -> str:
+    """An absolute path from a str or path-like argument."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise _invalid(
+            f"{name} must be a str or path-like, not {type(value).__name__}.",
+            argument=name,
+            type=type(value).__name__,
+        )
+    text = os.fspath(value)
+    if not isinstance(text, str) or not text:
+        raise _invalid(f"{name} must be a non-empty text path.", argument=name)
+    return os.path.abspath(text)
+
+
+def _keep_last_link(path: str) -> str:
+    """``path`` with its directories resolved but its last part kept (a link stays a link)."""
+    parent, name = os.path.split(path)
+    if not name:
+        raise _invalid(f"{path!r} is a file-system root.", path=path)
+    return os.path.join(os.path.realpath(parent), name)
+
+
+def _bool_argument(value: object, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise _invalid(f"{name} must be True or False.", argument=name, type=type(value).__name__)
+    return value
+
+
+def _mode(path: str) -> int | None:
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return None
+
+
+def _short_sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:12]
+
+
+# -- write_file -------------------------------------------------------------------------------
+
+
+def _prepare_write(path: object, data: object, encoding: object) -> dict[str, Any]:
+    target = os.path.realpath(_path_argument(path, "path"))
+    if os.path.isdir(target):
+        raise _invalid(f"{target!r} is a directory; write_file writes files.", path=target)
+    if os.path.exists(target) and not os.path.isfile(target):
+        raise _invalid(f"{target!r} is not a regular file.", path=target)
+    if not os.path.isdir(os.path.dirname(target)):
+        raise _invalid(
+            f"The directory of {target!r} does not exist.", path=target, reason="no such directory"
+        )
+    if not isinstance(encoding, str):
+        raise _invalid("encoding must be a str such as 'utf-8'.", argument="encoding")
+    if isinstance(data, str):
+        try:
+            codecs.lookup(encoding)
+            # Encoded once here: the preview, the fingerprint and the write see the same bytes.
+            data = data.encode(encoding)
+        except LookupError:
+            raise _invalid(f"Unknown encoding {encoding!r}.", argument="encoding") from None
+        except UnicodeEncodeError as exc:
+            raise _invalid(
+                f"data cannot be encoded as {encoding}: {exc.reason} at character {exc.start}.",
+                argument="data",
+                encoding=encoding,
+                position=exc.start,
+            ) from None
+    elif isinstance(data, (bytearray, memoryview)):
+        data = bytes(data)  # a copy: changing the caller's buffer later changes nothing here
+    elif not isinstance(data, bytes):
+        raise _invalid(
+            f"data must be str or bytes, not {type(data).__name__}.",
+            argument="data",
+            type=type(data).__name__,
+        )
+    return {"path": target, "data": data, "encoding": encoding}
+
+
+def _write_subject(path: str, data: bytes, encoding: str) -> dict[str, Any]:
+    # The mode matters: the new file keeps it, so a chmod after the preview changes the result.
+    return {"content": FileContent(path), "mode": _mode(path)}
+
+
+def _write_summary(path: str, data: bytes, encoding: str) -> str:
+    verb = "Replace" if os.path.exists(path) else "Create"
+    return f"{verb} {path} ({size_text(len(data))})"
+
+
+def _write_preview(path: str, data: bytes, encoding: str) -> str:
+    preview = PreviewText(PREVIEW_BUDGET - _TAIL_ROOM)
+    mode = _mode(path)
+    exists = mode is not None
+    preview.add(f"{'Replace' if exists else 'Create'} {path}")
+    old_size = os.path.getsize(path) if exists else 0
+    before = size_text(old_size) if exists else "(no file)"
+    preview.add(f"Size: {before} -> {size_text(len(data))}")
+    preview.add(f"Mode: {oct(mode)} (kept)" if mode is not None else "Mode: new file (umask)")
+    if old_size > MAX_DIFF_BYTES or len(data) > MAX_DIFF_BYTES:
+        old_sha = _file_sha(path) if exists else "-"
+        preview.add(f"sha256: {old_sha} -> {_short_sha(data)}")
+        preview.note(f"Not diffed: content over {size_text(MAX_DIFF_BYTES)}.")
+        return preview.render()
+    old = _read(path) if exists else b""
+    if is_binary(old) or is_binary(data):
+        preview.add(f"sha256: {_short_sha(old) if exists else '-'} -> {_short_sha(data)}")
+        preview.note("Binary content (a NUL byte in the first 8 KiB): no line diff shown.")
+        return preview.render()
+    fromfile = f"{path} (current)" if exists else "/dev/null"
+    add_diff_preview(preview, old, data, fromfile, f"{path} (new)", Deadline())
+    return preview.render()
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def _file_sha(path: str) -> str:
+    hasher = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(CHUNK):
+            hasher.update(chunk)
+    return hasher.hexdigest()[:12]
+
+
+@protected(
+    "file.write",
+    summary=_write_summary,
+    preview=_write_preview,
+    subject=_write_subject,
+    target="path",
+    prepare=_prepare_write,
+)
+def write_file(path: str | os.PathLike[str], data: str | bytes, *, encoding: str = "utf-8") -> int:
+    """Write ``data`` (str, encoded with ``encoding``, or bytes) to ``path`` all at once.
+
+    The file holds its old content or the new one, never a part, even if the process dies
+    mid-write; an existing file keeps its mode. Returns the number of bytes written.
+    """
+    require_lease("file.write")
+    content = data.encode(encoding) if isinstance(data, str) else bytes(data)
+    view = memoryview(content)
+    with atomic_replace(path) as handle:
+        for start in range(0, len(view), CHUNK):
+            handle.write(view[start : start + CHUNK])
+    return len(content)
+
+
+# -- delete_path ------------------------------------------------------------------------------
+
+
+def _prepare_delete(path: object, recursive: object) -> dict[str, Any]:
+    target = _keep_last_link(_path_argument(path, "path"))
+    recursive = _bool_argument(recursive, "recursive")
+    if not os.path.lexists(target):
+        raise _invalid(f"Nothing exists at {target!r}.", path=target, reason="missing")
+    if os.path.isdir(target) and not os.path.islink(target) and not recursive:
+        raise _invalid(
+            f"{target!r} is a directory; pass recursive=True to delete it with everything in it.",
+            path=target,
+            reason="directory",
+        )
+    return {"path": target, "recursive": recursive}
+
+
+def _delete_summary(path: str, recursive: bool) -> str:
+    if os.path.isdir(path) and not os.path.islink(path):
+        return f"Delete the directory {path} and everything in it"
+    return f"Delete {path}"
+
+
+def _delete_preview(path: str, recursive: bool) -> str:
+    preview = PreviewText(PREVIEW_BUDGET - _TAIL_ROOM)
+    entries = scan(path)
+    preview.add(f"Delete {path}")
+    preview.add(f"What: {describe(entries)}")
+    add_listing(preview, entries)
+    return preview.render()
+
+
+def _delete_subject(path: str, recursive: bool) -> Any:
+    return tree_state(path)
+
+
+@protected(
+    "file.delete",
+    summary=_delete_summary,
+    preview=_delete_preview,
+    subject=_delete_subject,
+    target="path",
+    prepare=_prepare_delete,
+)
+def delete_path(path: str | os.PathLike[str], *, recursive: bool = False) -> None:
+    """Delete the file or symlink at ``path``; a directory with everything in it if ``recursive``.
+
+    A symlink is removed itself; what it points to is left alone.
+    """
+    require_lease("file.delete")
+    if stat.S_ISDIR(os.lstat(path).st_mode):
+        if not recursive:
+            raise IsADirectoryError(errno.EISDIR, "not deleting a directory without recursive")
+        shutil.rmtree(path)
+    else:
+        os.unlink(path)
+
+
+# -- move_path --------------------------------------------------------------------------------
+
+
+def _prepare_move(source: object, destination: object, overwrite: object) -> dict[str, Any]:
+    source = _keep_last_link(_path_argument(source, "source"))
+    destination = _keep_last_link(_path_argument(destination, "destination"))
+    overwrite = _bool_argument(overwrite, "overwrite")
+    if not os.path.lexists(source):
+        raise _invalid(f"Nothing exists at {source!r}.", path=source, reason="missing")
+    if source == destination:
+        raise _invalid("source and destination are the same path.", path=source)
+    if destination.startswith(source + os.sep) and os.path.isdir(source):
+        raise _invalid("A directory cannot be moved into itself.", path=destination)
+    if not os.path.isdir(os.path.dirname(destination)):
+        raise _invalid(
+            f"The directory of {destination!r} does not exist.",
+            path=destination,
+            reason="no such directory",
+        )
+    if os.path.isdir(destination) and not os.path.islink(destination):
+        raise _invalid(
+            f"{destination!r} is an existing directory. Name the full new path (for example "
+            f"{os.path.join(destination, os.path.basename(source))!r}); to replace a directory, "
+            "delete it first with delete_path.",
+            path=destination,
+            reason="destination is a directory",
+        )
+    if os.path.lexists(destination) and not overwrite:
+        raise _invalid(
+            f"{destination!r} exists; pass overwrite=True to replace it.",
+            path=destination,
+            reason="destination exists",
+        )
+    return {"source": source, "destination": destination, "overwrite": overwrite}
+
+
+def _move_summary(source: str, destination: str, overwrite: bool) -> str:
+    replaced = " (replacing it)" if os.path.lexists(destination) else ""
+    return f"Move {source} -> {destination}{replaced}"
+
+
+def _move_preview(source: str, destination: str, overwrite: bool) -> str:
+    preview = PreviewText(PREVIEW_BUDGET - _TAIL_ROOM)
+    entries = scan(source)
+    preview.add(f"Move {source}")
+    preview.add(f"  -> {destination}")
+    preview.add(f"Source: {describe(entries)}")
+    existing = scan(destination)
+    if existing:
+        preview.add(f"Destination exists and will be replaced: {describe(existing)}")
+    else:
+        preview.add("Destination: does not exist yet")
+    same_device = os.lstat(source).st_dev == os.stat(os.path.dirname(destination)).st_dev
+    preview.add(
+        "How: renamed in one step (same file system)"
+        if same_device
+        else "How: copied, then the source removed (another file system)"
+    )
+    add_listing(preview, entries)
+    return preview.render()
+
+
+def _move_subject(source: str, destination: str, overwrite: bool) -> dict[str, Any]:
+    return {"source": tree_state(source), "destination": tree_state(destination)}
+
+
+def _move_target(source: str, destination: str, overwrite: bool) -> list[str]:
+    return [source, destination]
+
+
+@protected(
+    "file.move",
+    summary=_move_summary,
+    preview=_move_preview,
+    subject=_move_subject,
+    target=_move_target,
+    prepare=_prepare_move,
+)
+def move_path(
+    source: str | os.PathLike[str], destination: str | os.PathLike[str], *, overwrite: bool = False
+) -> None:
+    """Move ``source`` (file, symlink or directory) to exactly ``destination``.
+
+    Within one file system this is one rename; across file systems the source is copied
+    (a file atomically) and then removed. An existing destination is replaced only with
+    ``overwrite=True``.
+    """
+    require_lease("file.move")
+    if os.path.lexists(destination) and not overwrite:
+        raise FileExistsError(errno.EEXIST, "destination exists", os.fspath(destination))
+    try:
+        _rename(source, destination)
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise
+        _move_across_devices(os.fspath(source), os.fspath(destination))
+
+
+def _rename(source: str | os.PathLike[str], destination: str | os.PathLike[str]) -> None:
+    os.replace(source, destination)
+
+
+def _move_across_devices(source: str, destination: str) -> None:
+    """Copy to the destination's file system, put it in place, then remove the source."""
+    mode = os.lstat(source).st_mode
+    if stat.S_ISREG(mode):
+        if os.path.islink(destination):
+            os.unlink(destination)  # replace the link itself, as a rename would
+        with open(source, "rb") as original, atomic_replace(destination) as copy:
+            shutil.copyfileobj(original, copy, CHUNK)
+        shutil.copystat(source, destination)
+        os.unlink(source)
+        return
+    temp = os.path.join(
+        os.path.dirname(destination), f".{os.path.basename(destination)}.{os.getpid()}.jpa-move"
+    )
+    try:
+        if stat.S_ISLNK(mode):
+            os.symlink(os.readlink(source), temp)
+        else:
+            shutil.copytree(source, temp, symlinks=True)
+        if stat.S_ISDIR(mode) and os.path.lexists(destination):
+            os.unlink(destination)  # a file or link (directories are refused): rename needs room
+        os.replace(temp, destination)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            if os.path.isdir(temp) and not os.path.islink(temp):
+                shutil.rmtree(temp)
+            else:
+                os.unlink(temp)
+        raise
+    if stat.S_ISDIR(mode):
+        shutil.rmtree(source)
+    else:
+        os.unlink(source)
