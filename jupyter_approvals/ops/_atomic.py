@@ -29,19 +29,33 @@ def atomic_replace(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     On an exception nothing at ``path`` changes and the temporary file is gone. Symlinks at
     ``path`` are followed: the file they point to is replaced, the link stays.
     """
+    with atomic_path(path) as temp, open(temp, "r+b") as handle:
+        yield handle
+        handle.flush()
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[str]:
+    """Yield the name of an empty temporary file; on a clean exit it replaces ``path``.
+
+    For writers that are faster given a file name than a Python file object (pyarrow writes
+    Parquet natively to a path). They may replace the temporary file but must keep its name.
+    """
     target = Path(os.path.realpath(path))
     directory = target.parent
     mode = _mode_for(target)
     _remove_abandoned(directory, target.name)
-    temp = directory / f".{target.name}.{os.getpid()}.{secrets.token_hex(6)}{TEMP_SUFFIX}"
+    temp = str(directory / f".{target.name}.{os.getpid()}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
     flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-    handle = os.fdopen(os.open(temp, flags, 0o600), "w+b")
+    os.close(os.open(temp, flags, 0o600))
     try:
-        with handle:
-            yield handle
-            handle.flush()
-            os.fchmod(handle.fileno(), mode)
-            os.fsync(handle.fileno())
+        yield temp
+        fd = os.open(temp, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        try:
+            os.fchmod(fd, mode)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(temp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
