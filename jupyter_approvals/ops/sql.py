@@ -1,0 +1,201 @@
+"""Protected SQL: ``execute_sql`` (action ``sql.execute``) and ``to_sql`` (``table.to_sql``).
+
+``execute_sql(database, statement, parameters=None)`` runs one statement in one transaction
+after a person approved it. ``database`` is a URL string or a SQLAlchemy Engine; it is shown,
+journaled and fingerprinted only as its URL with the password hidden. On SQLite the preview
+comes from a dry run inside a savepoint that is rolled back: "would delete 1,204 rows", the
+first of those rows, the tables a DDL statement would drop or change. The fingerprint binds
+the dry run's result (row count and a digest of the affected rows), so if the data changes
+between the preview and the run, the run is refused with APPROVAL_FINGERPRINT_MISMATCH.
+
+It returns the rows (a list of tuples) for a statement that returns rows (SELECT, or DML
+with RETURNING), else the number of rows the statement changed as the driver reports it
+(-1 where the driver reports none, as for DDL). Parameters are named (``:name``, as in
+``sqlalchemy.text``; write ``\\:`` for a literal colon before a word outside quotes).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..core.lease import require_lease
+from ..kernel.gate import protected
+from ._extras import require
+from ._preview import PreviewText, plural
+from .sql_database import Database, database_of, dispose_engines, row_lines, run_transaction
+from .sql_dry_run import DryRun, dry_run
+from .sql_frame import to_sql
+from .sql_statement import parse_statement
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
+__all__ = ["Database", "dispose_engines", "execute_sql", "to_sql"]
+
+#: Characters of the statement, and of the parameters, a preview shows.
+STATEMENT_CHARS = 6_000
+PARAMETER_CHARS = 3_000
+
+_VERBS = {
+    "DELETE": "delete",
+    "UPDATE": "update",
+    "INSERT": "insert",
+    "REPLACE": "insert",
+    "UPSERT": "insert",
+    "MERGE": "change",
+}
+
+
+def _prepare(database: Any, statement: Any, parameters: Any) -> dict[str, Any]:
+    sa = require("sqlalchemy", "run SQL")
+    parse_statement(statement)
+    return {
+        "database": database_of(database),
+        "statement": statement,
+        "parameters": _checked_parameters(sa, statement, parameters),
+    }
+
+
+def _checked_parameters(sa: Any, statement: str, parameters: Any) -> dict[str, Any] | None:
+    if parameters is not None and not isinstance(parameters, dict):
+        raise _invalid(
+            f"parameters must be a dict of named parameters or None, not "
+            f"{type(parameters).__name__} (one statement runs once; no executemany)",
+            argument="parameters",
+        )
+    given = dict(parameters or {})
+    if any(not isinstance(key, str) for key in given):
+        raise _invalid("parameter names must be str", argument="parameters")
+    wanted = set(sa.text(statement).compile().params)
+    missing, extra = sorted(wanted - set(given)), sorted(set(given) - wanted)
+    if missing or extra:
+        raise _invalid(
+            f"parameters do not match the statement's named parameters (:name): missing "
+            f"{missing or 'none'}, unused {extra or 'none'}",
+            argument="parameters",
+            missing=missing,
+            unused=extra,
+        )
+    # A copy: changing the caller's dict later cannot change what was approved.
+    return given if parameters is not None else None
+
+
+def _invalid(message: str, **details: Any) -> Exception:
+    from ..core.errors import ApprovalInvalidArgument
+
+    return ApprovalInvalidArgument(f"{message}. Nothing was asked or run.", **details)
+
+
+def _summary(database: Database, statement: str, parameters: dict[str, Any] | None) -> str:
+    parsed = parse_statement(statement)
+    return f"Run SQL {parsed.main} on {database.url}"
+
+
+def _subject(database: Database, statement: str, parameters: dict[str, Any] | None) -> Any:
+    return dry_run(database, parse_statement(statement), parameters).state()
+
+
+def _preview(database: Database, statement: str, parameters: dict[str, Any] | None) -> str:
+    parsed = parse_statement(statement)
+    found = dry_run(database, parsed, parameters)
+    text = PreviewText()
+    text.add(f"SQL {parsed.main} on {database.url} (dialect {database.dialect})")
+    text.add(_verdict(parsed.main, parsed.kind, found))
+    text.add("Statement:")
+    _add_bounded(text, statement, STATEMENT_CHARS, "characters of the statement")
+    if parameters:
+        text.add("Parameters:")
+        shown = "\n".join(f"{key} = {value!r}" for key, value in parameters.items())
+        _add_bounded(text, shown, PARAMETER_CHARS, "characters of the parameters")
+    _add_details(text, parsed.main, found)
+    text.add(_binding(found))
+    return text.render()
+
+
+def _verdict(main: str, kind: str, found: DryRun) -> str:
+    if found.status == "skipped":
+        return f"Dry run: none ({found.note})."
+    if found.status == "stopped":
+        return f"Dry run (rolled back): STOPPED ({found.note})."
+    if found.status == "failed":
+        return f"Dry run (rolled back): the statement FAILED: {found.note}"
+    if kind == "dml":
+        verb = _VERBS.get(main, "change")
+        return f"Dry run (rolled back): would {verb} {plural(found.rowcount or 0, 'row')}."
+    if not found.schema_changes:
+        return "Dry run (rolled back): succeeded; the schema would not change."
+    return "Dry run (rolled back): would " + "; ".join(found.schema_changes) + "."
+
+
+def _add_details(text: PreviewText, main: str, found: DryRun) -> None:
+    if found.affected is not None and found.affected.count:
+        rows = found.affected
+        verb = _VERBS.get(main, "change")
+        text.add(f"Rows it would {verb} (first {len(rows.first)} of {rows.count:,}):")
+        text.extend(row_lines(rows.columns, rows.first), "rows")
+    for name, rows in found.tables:
+        text.add(
+            f"Table {name} now: {plural(rows.count, 'row')}, columns {', '.join(rows.columns)}"
+            + (f"; first {len(rows.first)}:" if rows.first else ".")
+        )
+        if rows.first:
+            text.extend(row_lines(rows.columns, rows.first), "rows")
+    if found.note and found.status == "done":
+        text.note(f"Note: {found.note}.")
+
+
+def _binding(found: DryRun) -> str:
+    if found.status == "done" and found.affected is not None:
+        return (
+            "The approval binds the statement, its parameters, and the dry run's result "
+            "(row count and a digest of the affected rows): a change before the run refuses it."
+        )
+    if found.status == "done" and found.tables:
+        return (
+            "The approval binds the statement, the schema and the content of the tables it "
+            "drops or changes: a change before the run refuses it."
+        )
+    if found.status in ("done", "failed"):
+        return "The approval binds the statement, its parameters and the dry run's result."
+    return "The approval binds the statement and its parameters only, not the data it touches."
+
+
+def _add_bounded(text: PreviewText, value: str, limit: int, kind: str) -> None:
+    text.extend(("  " + line for line in value[:limit].splitlines()), "lines")
+    text.left_out(len(value) - limit, kind)
+
+
+@protected(
+    "sql.execute",
+    summary=_summary,
+    preview=_preview,
+    subject=_subject,
+    target="database",
+    prepare=_prepare,
+)
+def execute_sql(
+    database: str | Engine | Database,
+    statement: str,
+    parameters: dict[str, Any] | None = None,
+) -> int | list[tuple[Any, ...]]:
+    """Run one SQL statement in one transaction, after a person approved it.
+
+    Returns the rows (list of tuples) if the statement returns rows, else the row count
+    the driver reports (-1 when it reports none).
+    """
+    require_lease("sql.execute")
+    sa = require("sqlalchemy", "run SQL")
+    parsed = parse_statement(statement)
+    target = database if isinstance(database, Database) else database_of(database)
+    # VACUUM, ATTACH and the like cannot run inside a savepoint.
+    atomic = parsed.kind in ("dml", "ddl")
+    with run_transaction(target, atomic=atomic) as connection:
+        result = connection.execute(sa.text(statement), parameters or {})
+        if result.returns_rows:
+            return [tuple(row) for row in result]
+        count = int(result.rowcount)
+        if count < 0 and parsed.kind == "dml" and target.is_sqlite:
+            # Python's sqlite3 counts only statements that start with INSERT/UPDATE/DELETE/
+            # REPLACE; "WITH … DELETE" is asked of SQLite itself.
+            count = int(connection.exec_driver_sql("SELECT changes()").scalar_one())
+        return count

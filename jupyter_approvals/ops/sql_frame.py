@@ -1,0 +1,209 @@
+"""Protected ``to_sql`` (action ``table.to_sql``): write a DataFrame to a SQL table.
+
+The preview shows the frame (schema, row count, first rows) and the table as it is now: for
+``if_exists="replace"`` its columns, row count and first rows, all of which would be
+replaced; for ``"append"`` the row count before and after. ``"fail"`` with an existing table
+is refused before anything is asked. The fingerprint binds the frame and the table's current
+content (row count and a digest of all its rows, or "absent"): a table changed between the
+preview and the run refuses the run. Reading the whole table costs about one full scan.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ..core.errors import ApprovalInvalidArgument, ApprovalMissingDependency
+from ..core.lease import require_lease
+from ..kernel.gate import protected
+from ._extras import require
+from ._preview import PreviewText, plural
+from .sql_database import (
+    Database,
+    Rows,
+    database_of,
+    quoted_table,
+    read_rows,
+    row_lines,
+    run_transaction,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from sqlalchemy.engine import Engine
+
+IF_EXISTS = ("fail", "replace", "append")
+
+#: Columns of the frame a preview lists and shows in its first rows.
+PREVIEW_COLUMNS = 20
+
+
+def _require_pandas() -> Any:
+    try:
+        return importlib.import_module("pandas")
+    except ImportError as exc:
+        raise ApprovalMissingDependency(
+            "The package 'pandas' is needed to write a DataFrame to SQL but is not installed "
+            "in this kernel's environment. Nothing ran. Install it with: "
+            "pip install 'jupyter-approvals[sql]'",
+            package="pandas",
+            extra="sql",
+            reason=str(exc),
+        ) from None
+
+
+def _prepare(df: Any, name: Any, database: Any, if_exists: Any, index: Any) -> dict[str, Any]:
+    sa = require("sqlalchemy", "write a DataFrame to SQL")
+    pd = _require_pandas()
+    if not isinstance(df, pd.DataFrame):
+        raise _invalid(f"df must be a pandas DataFrame, not {type(df).__name__}", "df")
+    if not isinstance(name, str) or not name.strip() or "\x00" in name:
+        raise _invalid("name must be a non-empty table name (str)", "name")
+    if if_exists not in IF_EXISTS:
+        raise _invalid(
+            f"if_exists must be one of {', '.join(IF_EXISTS)}, not {if_exists!r}", "if_exists"
+        )
+    if not isinstance(index, bool):
+        raise _invalid(f"index must be True or False, not {index!r}", "index")
+    target = database_of(database)
+    if if_exists == "fail":
+        with target.engine.connect() as connection:
+            exists = sa.inspect(connection).has_table(name)
+        if exists:
+            raise _invalid(
+                f"table {name!r} already exists in {target.url} and if_exists='fail'; pass "
+                "if_exists='replace' or 'append' to change it",
+                "if_exists",
+            )
+    return {"df": df, "name": name, "database": target, "if_exists": if_exists, "index": index}
+
+
+def _invalid(message: str, argument: str) -> ApprovalInvalidArgument:
+    return ApprovalInvalidArgument(f"{message}. Nothing was asked or run.", argument=argument)
+
+
+class _Table:
+    """A table as it is now: column names and types, and all its rows read once."""
+
+    def __init__(self, columns: list[tuple[str, str]], rows: Rows) -> None:
+        self.columns = columns
+        self.rows = rows
+
+
+def _table(database: Database, name: str) -> _Table | None:
+    """The table ``name`` now, or None if absent (read once per call)."""
+    key = ("table", name)
+    if key not in database._memo:
+        sa = require("sqlalchemy", "write a DataFrame to SQL")
+        with database.engine.connect() as connection:
+            inspector = sa.inspect(connection)
+            if not inspector.has_table(name):
+                database._memo[key] = None
+            else:
+                columns = [(str(c["name"]), str(c["type"])) for c in inspector.get_columns(name)]
+                result = connection.execute(
+                    sa.text(f"SELECT * FROM {quoted_table(connection, name)}")
+                )
+                database._memo[key] = _Table(columns, read_rows(result))
+    found: _Table | None = database._memo[key]
+    return found
+
+
+def _subject(
+    df: pd.DataFrame, name: str, database: Database, if_exists: str, index: bool
+) -> dict[str, Any]:
+    table = _table(database, name)
+    if table is None:
+        return {"table": "absent"}
+    return {"table": {"columns": table.columns, **table.rows.state()}}
+
+
+def _summary(df: pd.DataFrame, name: str, database: Database, if_exists: str, index: bool) -> str:
+    return f"Write {plural(len(df), 'row')} to table {name!r} ({if_exists}) in {database.url}"
+
+
+def _preview(df: pd.DataFrame, name: str, database: Database, if_exists: str, index: bool) -> str:
+    table = _table(database, name)
+    text = PreviewText()
+    text.add(
+        f"Write a DataFrame to table {name!r} in {database.url} (dialect {database.dialect}): "
+        f"if_exists={if_exists!r}, index={index}"
+    )
+    text.add(_verdict(df, name, table, if_exists))
+    _add_frame(text, df)
+    if table is not None:
+        columns = ", ".join(f"{column} {kind}" for column, kind in table.columns)
+        text.add(f"Table {name!r} now: {plural(table.rows.count, 'row')}; columns {columns}")
+        if table.rows.first:
+            fate = "would be dropped with the table" if if_exists == "replace" else "stay"
+            text.add(f"Its rows ({fate}; first {len(table.rows.first)} of {table.rows.count:,}):")
+            text.extend(row_lines(table.rows.columns, table.rows.first), "rows")
+        if if_exists == "append":
+            known = {column for column, _ in table.columns}
+            unknown = [
+                str(c)
+                for c in [*df.columns, *([df.index.name] if index else [])]
+                if str(c) not in known
+            ]
+            if unknown:
+                text.add(f"Columns not in the table (the write would fail): {', '.join(unknown)}")
+    text.add(
+        "The approval binds the frame and the table's current content (or its absence): a "
+        "change of either before the run refuses it."
+    )
+    return text.render()
+
+
+def _verdict(df: pd.DataFrame, name: str, table: _Table | None, if_exists: str) -> str:
+    rows = plural(len(df), "row")
+    if table is None:
+        return f"Would CREATE table {name!r} with {rows}."
+    if if_exists == "replace":
+        return (
+            f"Would REPLACE table {name!r} ({plural(table.rows.count, 'row')} now) with {rows}: "
+            "the table is dropped and created again from the frame."
+        )
+    after = table.rows.count + len(df)
+    return f"Would APPEND {rows} to table {name!r}: {table.rows.count:,} -> {after:,} rows."
+
+
+def _add_frame(text: PreviewText, df: pd.DataFrame) -> None:
+    width = len(df.columns)
+    text.add(f"The frame: {plural(len(df), 'row')}, {plural(width, 'column')}")
+    text.extend(
+        (f"  {column}: {dtype}" for column, dtype in list(df.dtypes.items())[:PREVIEW_COLUMNS]),
+        "columns",
+    )
+    text.left_out(width - PREVIEW_COLUMNS, "columns")
+    if len(df):
+        head = df.iloc[:5, :PREVIEW_COLUMNS].to_string(max_colwidth=40)
+        text.add(f"First rows of the frame (up to 5, up to {PREVIEW_COLUMNS} columns):")
+        text.extend(("  " + line for line in head.splitlines()), "rows")
+
+
+@protected(
+    "table.to_sql",
+    summary=_summary,
+    preview=_preview,
+    subject=_subject,
+    target=lambda df, name, database, if_exists, index: [database, name],
+    prepare=_prepare,
+)
+def to_sql(
+    df: pd.DataFrame,
+    name: str,
+    database: str | Engine | Database,
+    *,
+    if_exists: str = "fail",
+    index: bool = False,
+) -> int:
+    """Write ``df`` to table ``name`` with pandas ``DataFrame.to_sql`` in one transaction.
+
+    ``if_exists`` is "fail" (the table must not exist), "replace" or "append". Returns the
+    number of rows written.
+    """
+    require_lease("table.to_sql")
+    target = database if isinstance(database, Database) else database_of(database)
+    with run_transaction(target) as connection:
+        df.to_sql(name, connection, if_exists=if_exists, index=index)
+    return len(df)
