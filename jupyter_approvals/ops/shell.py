@@ -1,0 +1,364 @@
+"""``run_command`` (action ``shell.run``): run one command after a person approved it.
+
+The approval covers the command (argv, or a ``/bin/sh`` command line with ``shell=True``),
+the working directory, the environment changes, the standard input and the timeout, plus the
+current content of the program that will run (the resolved executable, or ``/bin/sh``) and of
+the files named in the argv. A program or a named script swapped after the preview refuses
+with APPROVAL_FINGERPRINT_MISMATCH and nothing runs.
+
+The command runs with :func:`subprocess.run` (output captured as text); it returns the
+``CompletedProcess``. A non-zero exit status is returned, not raised: check ``returncode``.
+A timeout kills the command and raises ``subprocess.TimeoutExpired`` (the run is journaled
+as failed).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..core.errors import ApprovalInvalidArgument
+from ..core.fingerprint import FileContent
+from ..core.lease import require_lease
+from ..kernel.gate import protected
+from ._preview import LINE_BUDGET, PREVIEW_BUDGET, PreviewText, plural, size_text
+from .redact import is_secret_name, redacted
+
+__all__ = ["SHELL", "run_command"]
+
+#: The shell that runs ``shell=True`` command lines (what :mod:`subprocess` uses on POSIX).
+SHELL = "/bin/sh"
+
+#: Characters kept free for the lines that say what the preview left out.
+TAIL_RESERVE = 1_000
+
+#: Files named in the argv whose content the approval covers; more are named, not covered.
+MAX_NAMED_FILES = 20
+
+
+def _invalid(message: str, **details: Any) -> ApprovalInvalidArgument:
+    return ApprovalInvalidArgument(f"{message} Nothing was asked and nothing ran.", **details)
+
+
+def _prepare(
+    command: Any,
+    cwd: Any = None,
+    env: Any = None,
+    shell: Any = False,
+    timeout: Any = None,
+    input: Any = None,
+) -> dict[str, Any]:
+    """Check the arguments and normalize them: argv list, absolute cwd, sorted env changes."""
+    if not isinstance(shell, bool):
+        raise _invalid(
+            f"shell must be True or False, got {type(shell).__name__}.", argument="shell"
+        )
+    command = _check_command(command, shell)
+    cwd = _check_cwd(cwd)
+    changes = _check_env(env)
+    if timeout is not None:
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+            raise _invalid(
+                f"timeout must be a positive number of seconds or None, got {timeout!r}.",
+                argument="timeout",
+            )
+        timeout = float(timeout)
+    if input is not None and not isinstance(input, str):
+        raise _invalid(
+            f"input must be a str (the command's standard input, as text) or None, got "
+            f"{type(input).__name__}.",
+            argument="input",
+        )
+    arguments = {
+        "command": command,
+        "cwd": cwd,
+        "env": changes,
+        "shell": shell,
+        "timeout": timeout,
+        "input": input,
+    }
+    _executable(**arguments)  # a command that cannot be found is refused before anything is asked
+    return arguments
+
+
+def _check_command(command: Any, shell: bool) -> str | list[str]:
+    if isinstance(command, str):
+        if not shell:
+            raise _invalid(
+                "command is a str but shell=False. Pass the argv as a list, e.g. "
+                "['ls', '-l'], or pass shell=True to run the str through /bin/sh -c "
+                "(the card then shows it as a shell command line).",
+                argument="command",
+            )
+        if not command.strip() or "\x00" in command:
+            raise _invalid("command must be a non-empty command line without NUL characters.")
+        return command
+    if shell:
+        raise _invalid(
+            "with shell=True, command must be one str (the command line for /bin/sh -c), "
+            f"got {type(command).__name__}.",
+            argument="command",
+        )
+    if not isinstance(command, Sequence) or isinstance(command, (bytes, bytearray)):
+        raise _invalid(
+            f"command must be a list of str (argv), got {type(command).__name__}.",
+            argument="command",
+        )
+    argv: list[str] = []
+    for index, item in enumerate(command):
+        if isinstance(item, os.PathLike):
+            item = os.fspath(item)
+        if not isinstance(item, str):
+            raise _invalid(
+                f"command[{index}] must be a str, got {type(item).__name__}.",
+                argument="command",
+                index=index,
+            )
+        if "\x00" in item:
+            raise _invalid(f"command[{index}] contains a NUL character.", index=index)
+        argv.append(item)
+    if not argv or not argv[0]:
+        raise _invalid("command must name a program to run (argv is empty).", argument="command")
+    return argv
+
+
+def _check_cwd(cwd: Any) -> str:
+    if cwd is None:
+        return os.getcwd()
+    if not isinstance(cwd, (str, os.PathLike)):
+        raise _invalid(f"cwd must be a path, got {type(cwd).__name__}.", argument="cwd")
+    path = os.path.abspath(os.fspath(cwd))
+    if not os.path.isdir(path):
+        raise _invalid(f"cwd {path!r} is not an existing directory.", argument="cwd", cwd=path)
+    return path
+
+
+def _check_env(env: Any) -> dict[str, str | None]:
+    if env is None:
+        return {}
+    if not isinstance(env, Mapping):
+        raise _invalid(
+            "env must be a mapping of variable name to str (or None to remove the variable), "
+            f"got {type(env).__name__}.",
+            argument="env",
+        )
+    changes: dict[str, str | None] = {}
+    for name, value in env.items():
+        if not isinstance(name, str) or not name or "=" in name or "\x00" in name:
+            raise _invalid(
+                f"env name {name!r} must be a non-empty str without '=' or NUL.", argument="env"
+            )
+        if value is not None and (not isinstance(value, str) or "\x00" in value):
+            raise _invalid(
+                f"env[{name!r}] must be a str without NUL, or None to remove the variable; got "
+                f"{type(value).__name__}.",
+                argument="env",
+                name=name,
+            )
+        changes[name] = value
+    return dict(sorted(changes.items()))
+
+
+def _child_env(changes: Mapping[str, str | None]) -> dict[str, str]:
+    """The kernel's environment with ``changes`` applied: what the command runs with."""
+    environment = dict(os.environ)
+    for name, value in changes.items():
+        if value is None:
+            environment.pop(name, None)
+        else:
+            environment[name] = value
+    return environment
+
+
+def _executable(
+    command: str | list[str], cwd: str, env: Mapping[str, str | None], shell: bool, **_: Any
+) -> str:
+    """The absolute path of the program that will run, resolved as the child resolves it."""
+    if shell:
+        return SHELL
+    program = command[0]
+    if os.sep in program or (os.altsep and os.altsep in program):
+        # subprocess resolves a relative program path against cwd.
+        path = os.path.normpath(os.path.join(cwd, program))
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            raise _invalid(
+                f"{program!r} is not an executable file (looked at {path!r}).",
+                argument="command",
+                executable=path,
+            )
+        return path
+    search = _child_env(env).get("PATH", os.defpath)
+    found = shutil.which(program, path=search)
+    if found is None:
+        raise _invalid(
+            f"program {program!r} was not found on the command's PATH.",
+            argument="command",
+            program=program,
+            path=search,
+        )
+    return os.path.abspath(found)
+
+
+def _named_files(command: str | list[str], cwd: str, shell: bool) -> list[str]:
+    """Existing regular files named by argv items after the program (scripts, inputs)."""
+    if shell or isinstance(command, str):
+        return []  # a shell command line cannot be parsed reliably; nothing is guessed
+    found: list[str] = []
+    for item in command[1:]:
+        path = os.path.normpath(os.path.join(cwd, item)) if item else ""
+        if path and os.path.isfile(path) and path not in found:
+            found.append(path)
+    return found
+
+
+def _subject(
+    command: str | list[str],
+    cwd: str,
+    env: Mapping[str, str | None],
+    shell: bool,
+    **_: Any,
+) -> dict[str, Any]:
+    """What runs and what it reads by name: a swapped program or script changes this."""
+    executable = _executable(command, cwd, env, shell)
+    named = _named_files(command, cwd, shell)[:MAX_NAMED_FILES]
+    return {
+        "executable": executable,
+        "content": FileContent(executable),
+        "named_files": [{"path": path, "content": FileContent(path)} for path in named],
+    }
+
+
+def _target(command: str | list[str], cwd: str, **_: Any) -> dict[str, Any]:
+    # The same command in the same directory competes: an approval for it is spent, without
+    # running, by a call that changes its environment, input or timeout. Another command is
+    # another request.
+    return {"command": command, "cwd": cwd}
+
+
+def _command_line(command: str | list[str], shell: bool) -> str:
+    return command if isinstance(command, str) else shlex.join(command)
+
+
+def _summary(command: str | list[str], cwd: str, shell: bool, **_: Any) -> str:
+    line = " ".join(_command_line(command, shell).split())
+    if len(line) > 80:
+        line = line[:79] + "…"
+    where = os.path.basename(cwd) or cwd
+    return f"Run through {SHELL}: {line} (in {where})" if shell else f"Run {line} (in {where})"
+
+
+def _preview(
+    command: str | list[str],
+    cwd: str,
+    env: Mapping[str, str | None],
+    shell: bool,
+    timeout: float | None,
+    input: str | None,
+) -> str:
+    """The command exactly as it runs, where, with which changes to the environment."""
+    # Room for the closing "… more not shown" lines, which PreviewText adds past its budget.
+    text = PreviewText(PREVIEW_BUDGET - TAIL_RESERVE)
+    # A short command comes first; a long one is announced first and listed after the short
+    # facts below, so a huge argv cannot push them out of the preview.
+    listing: list[str] = []
+    if shell:
+        lines = str(command).splitlines() or [""]
+        if len(lines) == 1 and len(lines[0]) + 2 <= LINE_BUDGET:
+            text.add(f"runs through {SHELL} -c:")
+            text.add(f"  {lines[0]}")
+        else:
+            text.add(f"runs through {SHELL} -c: (the {plural(len(lines), 'line')} below)")
+            listing = [f"  {line}" for line in lines]
+    else:
+        line = shlex.join(command)
+        if len(line) + 2 <= LINE_BUDGET:
+            text.add("runs (argv):")
+            text.add(f"  {line}")
+        else:
+            text.add(f"runs (argv of {plural(len(command), 'item')}, listed below)")
+            listing = [f"  {shlex.quote(item)}" for item in command]
+    executable = _executable(command, cwd, env, shell)
+    real = os.path.realpath(executable)
+    text.add(f"program: {executable}" + (f" (-> {real})" if real != executable else ""))
+    text.add(f"in directory: {cwd}")
+    if input is not None:
+        text.add(f"standard input: {size_text(len(input.encode('utf-8', 'replace')))}")
+    text.add(f"timeout: {timeout:g} s" if timeout is not None else "timeout: none")
+    named = _named_files(command, cwd, shell)
+    if len(named) > MAX_NAMED_FILES:
+        text.note(
+            f"Only the first {MAX_NAMED_FILES} named files are covered by the fingerprint; "
+            f"{len(named) - MAX_NAMED_FILES:,} more are not."
+        )
+    if listing:
+        text.add("command:")
+        text.extend(listing, kind="command lines" if shell else "argv items")
+    current = os.environ
+    if env:
+        text.add(f"environment changes ({len(env)}):")
+        for name, value in env.items():
+            if value is None:
+                state = "removed" if name in current else "removed (not set now)"
+                text.add(f"  - {name} {state}", kind="environment changes")
+                continue
+            shown = redacted(value) if is_secret_name(name) else value
+            mark = "~" if name in current else "+"
+            text.add(f"  {mark} {name}={shown}", kind="environment changes")
+    else:
+        text.add("environment: the kernel's, unchanged")
+    if named:
+        covered = named[:MAX_NAMED_FILES]
+        text.add(f"content of {plural(len(covered), 'named file')} is part of the approval:")
+        for path in covered:
+            text.add(f"  {path} ({size_text(os.path.getsize(path))})", kind="named files")
+    return text.render()
+
+
+@protected(
+    "shell.run",
+    summary=_summary,
+    preview=_preview,
+    subject=_subject,
+    target=_target,
+    prepare=_prepare,
+)
+def run_command(
+    command: str | Sequence[str | os.PathLike[str]],
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str | None] | None = None,
+    shell: bool = False,
+    timeout: float | None = None,
+    input: str | None = None,  # the name subprocess.run uses
+) -> subprocess.CompletedProcess[str]:
+    """Run a command once a person approved it; return its ``CompletedProcess``.
+
+    ``command`` is the argv as a list (``["git", "status"]``), or with ``shell=True`` one
+    command line for ``/bin/sh -c``. ``cwd`` defaults to the current directory; ``env`` holds
+    changes to the kernel's environment (``None`` removes a variable). Output is captured as
+    text (undecodable bytes replaced). A non-zero exit status is returned, not raised.
+    """
+    require_lease("shell.run")
+    # _prepare made cwd absolute, env a dict and command a list (or a str with shell=True).
+    cwd_text = os.fspath(cwd) if cwd is not None else os.getcwd()
+    changes = dict(env or {})
+    argv = command if isinstance(command, str) else [os.fspath(item) for item in command]
+    # Run exactly the program that was fingerprinted, not whatever PATH finds a moment later.
+    executable = _executable(argv, cwd_text, changes, shell)
+    return subprocess.run(
+        argv,
+        cwd=cwd_text,
+        env=_child_env(changes),
+        shell=shell,
+        executable=executable,
+        timeout=timeout,
+        input=input,
+        capture_output=True,
+        text=True,
+        errors="replace",
+        check=False,
+    )
