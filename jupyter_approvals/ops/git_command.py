@@ -1,0 +1,171 @@
+"""Running the ``git`` program for the git operations: never waiting, never elsewhere.
+
+Every call runs ``git --no-pager -C <repo>`` with ``LC_ALL=C``, ``GIT_TERMINAL_PROMPT=0``, no
+stdin, its own session (no terminal to prompt on) and a timeout that stops the whole session,
+so nothing waits for a password. Variables that would point git at another repository than the
+one named (``GIT_DIR``, ``GIT_WORK_TREE``, ``GIT_INDEX_FILE``...) are dropped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import threading
+from typing import Any
+
+from ..core.errors import ApprovalInvalidArgument
+
+#: Seconds a local git command may take (rev-parse, write-tree, diff).
+LOCAL_SECONDS = 30.0
+#: Seconds ``git ls-remote`` may take to reach the remote.
+REMOTE_SECONDS = 30.0
+# These would make git act on another repository, index or object store than the one named.
+_LOCATION_VARIABLES = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+)
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]+@")
+
+
+class GitCommandFailed(RuntimeError):
+    """A git command failed during an approved run; ``stderr`` holds git's own words."""
+
+    def __init__(self, message: str, stderr: str = "") -> None:
+        super().__init__(message)
+        self.stderr = stderr
+
+
+class GitCommitDiffers(GitCommandFailed):
+    """The commit was made but is not what was approved (a hook changed the index or message)."""
+
+    def __init__(self, message: str, sha: str) -> None:
+        super().__init__(message)
+        self.sha = sha
+
+
+def redact_url(text: str) -> str:
+    """``https://user:token@host/x`` -> ``https://***@host/x`` everywhere in ``text``."""
+    return _URL_USERINFO.sub(r"\1***@", text)
+
+
+# -- running git ---------------------------------------------------------------------------
+
+
+def invalid(message: str, **details: Any) -> ApprovalInvalidArgument:
+    """APPROVAL_INVALID_ARGUMENT with the sentence every refusal ends with."""
+    return ApprovalInvalidArgument(f"{message} Nothing was asked or run.", **details)
+
+
+def _argv(repo: str) -> list[str]:
+    program = shutil.which("git")
+    if program is None:
+        # Not APPROVAL_MISSING_DEPENDENCY: that code names a pip extra, and no extra brings git.
+        raise invalid(
+            "The git program is not installed (not found on PATH); install git to commit or push.",
+            program="git",
+        )
+    return [program, "--no-pager", "-C", repo, "-c", "color.ui=never", "-c", "core.quotePath=off"]
+
+
+def _env() -> dict[str, str]:
+    # os.environ at call time: a notebook's GIT_AUTHOR_NAME / GIT_COMMITTER_DATE reach git.
+    env = {k: v for k, v in os.environ.items() if k not in _LOCATION_VARIABLES}
+    env.update(LC_ALL="C", GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat", GIT_EDITOR="true")
+    return env
+
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    # The whole session: ssh or a hook started by git must not outlive the timeout.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+def run_git(repo: str, *args: str, timeout: float = LOCAL_SECONDS) -> tuple[int, str, str]:
+    """Run git in ``repo``: (exit code, stdout, stderr); exit code -1 when it timed out."""
+    process = subprocess.Popen(
+        [*_argv(repo), *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_env(),
+        start_new_session=True,
+    )
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill(process)
+        process.communicate()
+        return -1, "", f"git {args[0]} did not finish within {timeout:g} s and was stopped"
+    return process.returncode, decode(out), redact_url(decode(err)).strip()
+
+
+def decode(data: bytes) -> str:
+    """git output as text (invalid UTF-8 replaced, never fatal)."""
+    return data.decode("utf-8", "replace")
+
+
+def git_output(repo: str, *args: str, what: str, timeout: float = LOCAL_SECONDS) -> str:
+    """stdout of a git command that must succeed, else APPROVAL_INVALID_ARGUMENT."""
+    code, out, err = run_git(repo, *args, timeout=timeout)
+    if code != 0:
+        raise invalid(f"{what}: {err or f'git {args[0]} failed'}.", repository=repo, git=err)
+    return out.strip()
+
+
+def git_prefix(repo: str, *args: str, limit: int, timeout: float) -> tuple[str, bool]:
+    """The first ``limit`` bytes of a command's output, and whether that was all of it."""
+    process = subprocess.Popen(
+        [*_argv(repo), *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=_env(),
+        start_new_session=True,
+    )
+    timer = threading.Timer(timeout, _kill, (process,))
+    timer.start()
+    stdout = process.stdout
+    if stdout is None:  # pragma: no cover - PIPE always gives one
+        raise RuntimeError("git output pipe missing")
+    try:
+        with stdout:
+            data = stdout.read(limit + 1)
+        if len(data) > limit:
+            _kill(process)
+        complete = process.wait() == 0 and len(data) <= limit
+    finally:
+        timer.cancel()
+    return decode(data[:limit]), complete
+
+
+def toplevel(repo: object) -> str:
+    """The absolute top level of the work tree ``repo`` is in, or APPROVAL_INVALID_ARGUMENT."""
+    if not isinstance(repo, (str, os.PathLike)) or not os.fspath(repo):
+        raise invalid(f"repo must be a path, got {type(repo).__name__}.", argument="repo")
+    return git_output(
+        os.fspath(repo),
+        "rev-parse",
+        "--show-toplevel",
+        what=f"{os.fspath(repo)!r} is not a git work tree",
+    )
+
+
+def rev_sha(repo: str, rev: str) -> str | None:
+    """The commit sha ``rev`` names, or None."""
+    code, out, _ = run_git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    return out.strip() if code == 0 else None
+
+
+def current_branch(repo: str) -> str | None:
+    """The checked-out branch, or None on a detached HEAD."""
+    code, out, _ = run_git(repo, "symbolic-ref", "--quiet", "--short", "HEAD")
+    return out.strip() if code == 0 else None
