@@ -65,7 +65,10 @@ def check_dtype(dtype: np.dtype[Any], value_type: type) -> None:
         )
 
 
-def encode_array(array: npt.NDArray[Any], sink: Sink, depth: int) -> None:
+def encode_array(
+    array: npt.NDArray[Any], sink: Sink, depth: int, digest: bytes | None = None
+) -> None:
+    """Encode ``array``; ``digest`` is its :func:`raw_digest` when already computed."""
     dtype = array.dtype
     check_dtype(dtype, type(array))
     out = sink.out
@@ -79,7 +82,7 @@ def encode_array(array: npt.NDArray[Any], sink: Sink, depth: int) -> None:
         _encode_elements(array, sink, depth)
     else:
         out += b"r"
-        put_digest(out, array.nbytes, raw_digest(array))
+        put_digest(out, array.nbytes, digest if digest is not None else raw_digest(array))
 
 
 def raw_digest(array: npt.NDArray[Any]) -> bytes:

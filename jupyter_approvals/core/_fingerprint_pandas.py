@@ -9,6 +9,8 @@ element. ``attrs``, ``flags`` and index ``freq`` are not part of the fingerprint
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -25,7 +27,7 @@ from jupyter_approvals.core._fingerprint_encoding import (
     put_text,
     put_u64,
 )
-from jupyter_approvals.core._fingerprint_numpy import encode_array
+from jupyter_approvals.core._fingerprint_numpy import ELEMENT_KINDS, encode_array, raw_digest
 
 _MASKED_ARRAYS = (pd.arrays.IntegerArray, pd.arrays.FloatingArray, pd.arrays.BooleanArray)
 
@@ -85,9 +87,15 @@ def _encode_frame(frame: pd.DataFrame, sink: Sink, depth: int) -> None:
             raise _segment(refused, ".index") from None
         width = frame.shape[1]
         put_u64(sink.out, width)
+        hashed = _raw_columns_hashed_in_parallel(frame)
         for position in range(width):
             try:
-                encode_values(frame.iloc[:, position], sink, depth + 1)
+                if position in hashed:
+                    array, digest = hashed.pop(position)
+                    sink.out += b"n"  # as encode_values writes a plain numpy column
+                    encode_array(array, sink, depth + 1, digest)
+                else:
+                    encode_values(frame.iloc[:, position], sink, depth + 1)
             except Refused as refused:
                 label = frame.columns[position]
                 if isinstance(label, np.generic):
@@ -143,6 +151,33 @@ def _encode_name(name: object, sink: Sink, depth: int) -> None:
         encode(name, sink, depth + 1)
     except Refused as refused:
         raise _segment(refused, ".name") from None
+
+
+#: Below this many bytes of plain numeric columns, hashing them on one thread is fast enough.
+PARALLEL_MIN_BYTES = 32 << 20
+
+
+def _raw_columns_hashed_in_parallel(frame: pd.DataFrame) -> dict[int, tuple[Any, bytes]]:
+    """The sha256 of each plain numpy column of a large frame, computed on several threads.
+
+    hashlib releases the GIL while it hashes large buffers, so columns hash side by side;
+    the encoding stays exactly the one of hashing them one after another.
+    """
+    workers = min(os.cpu_count() or 1, 8)
+    if workers < 2:
+        return {}
+    arrays: dict[int, Any] = {}
+    for position in range(frame.shape[1]):
+        dtype = frame.dtypes.iloc[position]
+        if isinstance(dtype, np.dtype) and dtype.kind not in ELEMENT_KINDS:
+            arrays[position] = frame.iloc[:, position].to_numpy()
+    if len(arrays) < 2 or sum(a.nbytes for a in arrays.values()) < PARALLEL_MIN_BYTES:
+        return {}
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fingerprint") as pool:
+        digests = pool.map(raw_digest, arrays.values())
+        return {
+            position: (arrays[position], d) for position, d in zip(arrays, digests, strict=True)
+        }
 
 
 def encode_values(holder: Any, sink: Sink, depth: int) -> None:

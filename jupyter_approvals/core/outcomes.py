@@ -30,8 +30,9 @@ def ended_outcome(request: RequestInfo) -> errors.ApprovalError | None:
     if error_class is None:
         return None
     what = f"{request.action} ({short_fingerprint(request.fingerprint)})"
+    reason = _sentence(request.reason or "no reason given")
     message = {
-        Status.REJECTED: f"A person rejected {what}: {request.reason or 'no reason given'}. "
+        Status.REJECTED: f"A person rejected {what}: {reason} "
         "Nothing ran. Do not retry the same operation unchanged.",
         Status.TIMED_OUT: f"Nobody answered the request for {what} in time. {_AGAIN}",
         Status.EXPIRED: f"The approval of {what} was not used in time. {_AGAIN}",
@@ -50,3 +51,9 @@ def ended_outcome(request: RequestInfo) -> errors.ApprovalError | None:
     if request.latency_ms is not None:
         details["latency_ms"] = request.latency_ms
     return error_class(message, **details)
+
+
+def _sentence(text: str) -> str:
+    """``text`` ending in one full stop (a reason may bring its own)."""
+    text = text.rstrip()
+    return text if text.endswith((".", "!", "?")) else text + "."

@@ -20,6 +20,9 @@ PREVIEW_BUDGET = 16_000
 #: Characters one line of a preview may use before it is shortened.
 LINE_BUDGET = 400
 
+#: Characters kept free for the lines that say what was left out, and for notes.
+TAIL_RESERVE = 1_000
+
 #: Seconds a preview may spend computing (a diff, a dry run) before it reports what it skipped.
 PREVIEW_SECONDS = 5.0
 
@@ -43,7 +46,7 @@ class PreviewText:
         """Append one line (shortened past LINE_BUDGET); False, and counted, if it does not fit."""
         if len(line) > LINE_BUDGET:
             line = f"{line[:LINE_BUDGET]} … ({len(line) - LINE_BUDGET:,} more characters)"
-        if self._used + len(line) + 1 > self.budget:
+        if self._used + len(line) + 1 > self.budget - TAIL_RESERVE:
             self._used = self.budget
             self._left_out[kind] = self._left_out.get(kind, 0) + 1
             return False
@@ -63,12 +66,16 @@ class PreviewText:
 
     def note(self, text: str) -> None:
         """A sentence always shown at the end (a skipped computation, a limit reached)."""
-        self._notes.append(text)
+        self._notes.append(text if len(text) <= LINE_BUDGET else text[:LINE_BUDGET] + " …")
 
     def render(self) -> str:
         """The preview: the kept lines, then one line per kind of thing left out, then notes."""
         tail = [f"… {count:,} more {kind} not shown" for kind, count in self._left_out.items()]
-        return "\n".join([*self._lines, *tail, *self._notes])
+        text = "\n".join([*self._lines, *tail, *self._notes])
+        if len(text) > self.budget:  # only with very many notes; the budget is a promise
+            cut = "\n… the rest of this preview is not shown"
+            text = text[: self.budget - len(cut)] + cut
+        return text
 
 
 class Deadline:

@@ -47,14 +47,19 @@ def test_a_new_file_gets_the_mode_the_umask_gives(tmp_path):
     assert stat.S_IMODE((tmp_path / "new.txt").stat().st_mode) == 0o640
 
 
+def write_then_fail(target: Path) -> None:
+    with atomic_replace(target) as out:
+        out.write(b"half of the new")
+        raise RuntimeError("disk full")
+
+
 def test_an_error_mid_write_leaves_the_target_untouched(tmp_path):
     # Given an existing file
     target = tmp_path / "data.csv"
     target.write_text("old")
     # When the writer fails halfway
-    with pytest.raises(RuntimeError), atomic_replace(target) as out:
-        out.write(b"half of the new")
-        raise RuntimeError("disk full")
+    with pytest.raises(RuntimeError, match="disk full"):
+        write_then_fail(target)
     # Then the old content is intact and no temporary file remains
     assert target.read_text() == "old"
     assert leftovers(tmp_path) == []
@@ -101,7 +106,7 @@ def test_a_symlink_keeps_pointing_at_the_replaced_file(tmp_path):
 
 def test_a_preview_announces_what_it_leaves_out():
     # Given a small budget
-    preview = PreviewText(budget=50)
+    preview = PreviewText(budget=1_200)
     # When more lines are added than fit, plus a long line and a note
     preview.add("x" * 1000)
     preview.extend((f"line {n}" for n in range(100)), kind="rows")
@@ -111,8 +116,19 @@ def test_a_preview_announces_what_it_leaves_out():
     # Then the long line was cut and every omission is named
     assert preview.full
     assert "… 100 more rows not shown" in text
+    assert len(text) <= 1_200
     assert "… 7 more hunks not shown" in text
     assert text.endswith("The diff stopped after 5 s.")
+
+
+def test_the_preview_never_passes_its_budget_even_with_many_notes():
+    preview = PreviewText(budget=2_000)
+    preview.extend(f"row {n}" for n in range(1_000))
+    for n in range(100):
+        preview.note(f"note {n} " + "z" * 300)
+    text = preview.render()
+    assert len(text) <= 2_000
+    assert text.endswith("… the rest of this preview is not shown")
 
 
 def test_a_long_line_is_cut_with_its_remaining_length():
