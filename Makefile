@@ -59,6 +59,9 @@ test: lint browser
 bench: setup
 	$(BIN)/python benchmarks/bench_fingerprint.py
 	$(BIN)/python benchmarks/bench_gate.py
+	$(BIN)/python benchmarks/bench_diff.py
+	$(BIN)/python benchmarks/bench_table_diff.py
+	$(BIN)/python benchmarks/bench_table_write.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info
