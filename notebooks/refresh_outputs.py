@@ -23,7 +23,11 @@ def refresh(path: Path) -> None:
     """Execute ``path`` in its own directory with the scripted reviewer; write outputs back."""
     notebook = nbformat.read(path, as_version=4)
     client = NotebookClient(
-        notebook, timeout=300, allow_errors=True, resources={"metadata": {"path": str(path.parent)}}
+        notebook,
+        timeout=300,
+        allow_errors=True,
+        record_timing=False,  # timings would change every stored notebook on every refresh
+        resources={"metadata": {"path": str(path.parent)}},
     )
     reviewers: list[KernelFrontend] = []
 
@@ -43,6 +47,8 @@ def refresh(path: Path) -> None:
         for reviewer in reviewers:
             reviewer.client.stop_channels()
     notebook.metadata.pop("widgets", None)
+    for cell in notebook.cells:
+        cell.metadata.pop("execution", None)
     nbformat.write(notebook, path)
 
 
