@@ -20,6 +20,7 @@ from .lease import issue_lease
 from .model import Approval, Lease, Origin, Request, RequestInfo, Status
 from .outcomes import ended_outcome
 from .policy import Clock, Limits, SystemClock, enforced
+from .visible import make_visible
 
 #: ``guard(request_id, decision, fingerprint, reason)`` raises to refuse a decision.
 DecisionGuard = Callable[[str, str, str, str], None]
@@ -84,6 +85,9 @@ class ApprovalStore(EventedState[RequestInfo]):
                     limit=self.limits.max_pending,
                 )
             now, mono = self.clock.wall(), self.clock.monotonic()
+            # Escaped before the cut, so the limit holds for what the card really shows.
+            preview = make_visible(preview)
+            summary = make_visible(summary, keep_lines=False)
             kept_preview = preview[: self.limits.max_preview_chars]
             request = Request(
                 id=secrets.token_hex(8),

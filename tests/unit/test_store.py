@@ -376,3 +376,17 @@ def test_a_lease_runs_once_and_cannot_be_forged(store, clock):
         run_approved(lease, lambda: None)
     with pytest.raises(errors.ApprovalRequired):
         run_approved(Lease(info.id, "table.write", FP_A), lambda: None)
+
+
+def test_characters_that_hide_text_are_shown_as_escapes(store):
+    # Given a preview whose file name overwrites its own line, reverses text and splits lines
+    preview = "delete:\n\tdata/a\r  notes.txt\x1b[K \u202etxt.exe\u2028second line"
+    # When a request is opened with it, and with a summary holding a newline
+    info, _ = store.open_request(
+        action="file.delete", fingerprint=FP_A, summary="Delete\nall", preview=preview
+    )
+    # Then nothing in the card can hide or fake a line: only newline and tab stay as they are
+    assert info.preview == (
+        "delete:\n\tdata/a\\x0d  notes.txt\\x1b[K \\u202etxt.exe\\u2028second line"
+    )
+    assert info.summary == "Delete\\x0aall"
