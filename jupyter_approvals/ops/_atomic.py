@@ -6,6 +6,11 @@ the umask's default for a new file), and is renamed over the target. On an error
 temporary file is removed. A process killed mid-write cannot remove it, so the next
 replacement of the same target removes temporary files whose writing process no longer
 exists; the target itself is never partial.
+
+A writer whose approval named a resolved path passes it as ``expected``: if ``path`` no
+longer resolves to it (a symlink was added or re-pointed after the approval), nothing is
+written and APPROVAL_FINGERPRINT_MISMATCH is raised. The check is made once, when the
+target is resolved; a link swapped in between that moment and the rename is not detected.
 """
 
 from __future__ import annotations
@@ -18,30 +23,45 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from ..core.errors import ApprovalFingerprintMismatch
+
 #: Suffix of the temporary files.
 TEMP_SUFFIX = ".jpa-tmp"
 
 
 @contextlib.contextmanager
-def atomic_replace(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
+def atomic_replace(path: str | os.PathLike[str], expected: str | None = None) -> Iterator[BinaryIO]:
     """Yield a binary file; on a clean exit its content replaces ``path`` in one rename.
 
     On an exception nothing at ``path`` changes and the temporary file is gone. Symlinks at
-    ``path`` are followed: the file they point to is replaced, the link stays.
+    ``path`` are followed: the file they point to is replaced, the link stays. With
+    ``expected`` (a real path), ``path`` must still resolve to exactly that file, else
+    ApprovalFingerprintMismatch is raised before anything is written.
     """
-    with atomic_path(path) as temp, open(temp, "r+b") as handle:
+    with atomic_path(path, expected) as temp, open(temp, "r+b") as handle:
         yield handle
         handle.flush()
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike[str]) -> Iterator[str]:
+def atomic_path(path: str | os.PathLike[str], expected: str | None = None) -> Iterator[str]:
     """Yield the name of an empty temporary file; on a clean exit it replaces ``path``.
 
     For writers that are faster given a file name than a Python file object (pyarrow writes
     Parquet natively to a path). They may replace the temporary file but must keep its name.
+    ``expected`` is checked as in :func:`atomic_replace`.
     """
-    target = Path(os.path.realpath(path))
+    resolved = os.path.realpath(path)
+    if expected is not None and resolved != expected:
+        raise ApprovalFingerprintMismatch(
+            f"{os.fspath(path)} now resolves to {resolved}, but the approval was for "
+            f"{expected} (a symlink changed after the approval). Nothing was written; "
+            "call again to ask for a new approval.",
+            path=os.fspath(path),
+            approved=expected,
+            resolved=resolved,
+        )
+    target = Path(resolved)
     directory = target.parent
     mode = _mode_for(target)
     _remove_abandoned(directory, target.name)

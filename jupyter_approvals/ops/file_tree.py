@@ -74,13 +74,15 @@ def _entry(full: str, relative: str, mode: int) -> Entry:
     return Entry(relative, kind, 0)
 
 
-def tree_state(path: str) -> list[Any] | None:
+def tree_state(path: str, entries: list[Entry] | None = None) -> list[Any] | None:
     """What an approval covers of ``path``: None if absent, else one item per entry.
 
     Items: ``["file", rel, FileContent]``, ``["link", rel, link text]``, ``["dir", rel]``,
     ``["other", rel]``. A file's content is read when the state is fingerprinted.
+    ``entries`` is a :func:`scan` of ``path`` already made (scanned anew when None).
     """
-    entries = scan(path)
+    if entries is None:
+        entries = scan(path)
     if not entries:
         return None
     state: list[Any] = []

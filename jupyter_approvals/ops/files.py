@@ -5,6 +5,8 @@ current content (sizes and sha256 for binary or very large content), a delete li
 path it removes, a move names both ends and whether something is replaced. Each approval
 covers the current state of what it touches (content and mode of the file written, the whole
 tree deleted or moved, the destination), so a change after the preview refuses the run.
+The preview shows what the approval covers: it is built from the same reading of the file
+system as the fingerprint (see :mod:`.files_state`), not from a second one.
 """
 
 from __future__ import annotations
@@ -19,22 +21,19 @@ import stat
 from typing import Any
 
 from ..core.errors import ApprovalInvalidArgument
-from ..core.fingerprint import FileContent
 from ..core.lease import require_lease
 from ..kernel.gate import protected
 from ._atomic import atomic_replace
-from ._preview import PREVIEW_BUDGET, Deadline, PreviewText, size_text
+from ._preview import Deadline, PreviewText, size_text
 from .diff import add_diff_preview, is_binary
-from .file_tree import add_listing, describe, scan, tree_state
+from .file_tree import Entry, add_listing, describe, scan, tree_state
+from .files_state import FileState, peek, read_state, recall, remember
 
 #: Bytes written per call, so a long write can be stopped between chunks.
 CHUNK = 1 << 20
 
 #: Content larger than this (either side) is not diffed: the preview gives sizes and sha256s.
 MAX_DIFF_BYTES = 64 << 20
-
-#: Room kept free in the preview for the lines announcing what was left out.
-_TAIL_ROOM = 600
 
 
 def _invalid(message: str, **details: Any) -> ApprovalInvalidArgument:
@@ -67,13 +66,6 @@ def _bool_argument(value: object, name: str) -> bool:
     if not isinstance(value, bool):
         raise _invalid(f"{name} must be True or False.", argument=name, type=type(value).__name__)
     return value
-
-
-def _mode(path: str) -> int | None:
-    try:
-        return stat.S_IMODE(os.stat(path).st_mode)
-    except FileNotFoundError:
-        return None
 
 
 def _short_sha(data: bytes) -> str:
@@ -120,51 +112,45 @@ def _prepare_write(path: object, data: object, encoding: object) -> dict[str, An
     return {"path": target, "data": data, "encoding": encoding}
 
 
+def _read_for_write(path: str) -> FileState:
+    return read_state(path, keep=MAX_DIFF_BYTES)
+
+
 def _write_subject(path: str, data: bytes, encoding: str) -> dict[str, Any]:
+    # One read gives both the digest approved here and the content the preview diffs.
     # The mode matters: the new file keeps it, so a chmod after the preview changes the result.
-    return {"content": FileContent(path), "mode": _mode(path)}
+    state: FileState = remember(("write", path), _read_for_write(path))
+    return state.subject(path)
 
 
 def _write_summary(path: str, data: bytes, encoding: str) -> str:
-    verb = "Replace" if os.path.exists(path) else "Create"
-    return f"{verb} {path} ({size_text(len(data))})"
+    state: FileState | None = peek(("write", path))
+    exists = state.mode is not None if state is not None else os.path.exists(path)
+    return f"{'Replace' if exists else 'Create'} {path} ({size_text(len(data))})"
 
 
 def _write_preview(path: str, data: bytes, encoding: str) -> str:
-    preview = PreviewText(PREVIEW_BUDGET - _TAIL_ROOM)
-    mode = _mode(path)
-    exists = mode is not None
+    preview = PreviewText()
+    state: FileState = recall(("write", path)) or _read_for_write(path)
+    exists = state.mode is not None
     preview.add(f"{'Replace' if exists else 'Create'} {path}")
-    old_size = os.path.getsize(path) if exists else 0
-    before = size_text(old_size) if exists else "(no file)"
+    before = size_text(state.size) if state.size is not None else "(no file)"
     preview.add(f"Size: {before} -> {size_text(len(data))}")
+    mode = state.mode
     preview.add(f"Mode: {oct(mode)} (kept)" if mode is not None else "Mode: new file (umask)")
-    if old_size > MAX_DIFF_BYTES or len(data) > MAX_DIFF_BYTES:
-        old_sha = _file_sha(path) if exists else "-"
+    old_sha = state.sha256[:12] if state.size is not None else "-"
+    if (state.data is None and exists) or len(data) > MAX_DIFF_BYTES:
         preview.add(f"sha256: {old_sha} -> {_short_sha(data)}")
         preview.note(f"Not diffed: content over {size_text(MAX_DIFF_BYTES)}.")
         return preview.render()
-    old = _read(path) if exists else b""
+    old = state.data or b""
     if is_binary(old) or is_binary(data):
-        preview.add(f"sha256: {_short_sha(old) if exists else '-'} -> {_short_sha(data)}")
+        preview.add(f"sha256: {old_sha} -> {_short_sha(data)}")
         preview.note("Binary content (a NUL byte in the first 8 KiB): no line diff shown.")
         return preview.render()
     fromfile = f"{path} (current)" if exists else "/dev/null"
     add_diff_preview(preview, old, data, fromfile, f"{path} (new)", Deadline())
     return preview.render()
-
-
-def _read(path: str) -> bytes:
-    with open(path, "rb") as handle:
-        return handle.read()
-
-
-def _file_sha(path: str) -> str:
-    hasher = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(CHUNK):
-            hasher.update(chunk)
-    return hasher.hexdigest()[:12]
 
 
 @protected(
@@ -182,9 +168,11 @@ def write_file(path: str | os.PathLike[str], data: str | bytes, *, encoding: str
     mid-write; an existing file keeps its mode. Returns the number of bytes written.
     """
     require_lease("file.write")
+    recall(("write", path))  # the kept reading (up to MAX_DIFF_BYTES) is not needed any more
     content = data.encode(encoding) if isinstance(data, str) else bytes(data)
     view = memoryview(content)
-    with atomic_replace(path) as handle:
+    # The gate passes the real path it approved; a symlink put there since is refused.
+    with atomic_replace(path, expected=os.path.abspath(path)) as handle:
         for start in range(0, len(view), CHUNK):
             handle.write(view[start : start + CHUNK])
     return len(content)
@@ -208,14 +196,19 @@ def _prepare_delete(path: object, recursive: object) -> dict[str, Any]:
 
 
 def _delete_summary(path: str, recursive: bool) -> str:
-    if os.path.isdir(path) and not os.path.islink(path):
+    entries: list[Entry] | None = peek(("delete", path))
+    if entries is None:
+        entries = scan(path)
+    if entries and entries[0].kind == "dir":
         return f"Delete the directory {path} and everything in it"
     return f"Delete {path}"
 
 
 def _delete_preview(path: str, recursive: bool) -> str:
-    preview = PreviewText(PREVIEW_BUDGET - _TAIL_ROOM)
-    entries = scan(path)
+    preview = PreviewText()
+    entries: list[Entry] | None = recall(("delete", path))
+    if entries is None:
+        entries = scan(path)
     preview.add(f"Delete {path}")
     preview.add(f"What: {describe(entries)}")
     add_listing(preview, entries)
@@ -223,7 +216,8 @@ def _delete_preview(path: str, recursive: bool) -> str:
 
 
 def _delete_subject(path: str, recursive: bool) -> Any:
-    return tree_state(path)
+    # The listing approved here is the one the preview shows.
+    return tree_state(path, remember(("delete", path), scan(path)))
 
 
 @protected(
@@ -284,18 +278,25 @@ def _prepare_move(source: object, destination: object, overwrite: object) -> dic
     return {"source": source, "destination": destination, "overwrite": overwrite}
 
 
+def _move_scans(source: str, destination: str, keep: bool) -> tuple[list[Entry], list[Entry]]:
+    """The scans of both ends the subject made for this call, else new ones."""
+    key = ("move", source, destination)
+    kept = recall(key) if not keep else peek(key)
+    return kept if kept is not None else (scan(source), scan(destination))
+
+
 def _move_summary(source: str, destination: str, overwrite: bool) -> str:
-    replaced = " (replacing it)" if os.path.lexists(destination) else ""
+    _, existing = _move_scans(source, destination, keep=True)
+    replaced = " (replacing it)" if existing else ""
     return f"Move {source} -> {destination}{replaced}"
 
 
 def _move_preview(source: str, destination: str, overwrite: bool) -> str:
-    preview = PreviewText(PREVIEW_BUDGET - _TAIL_ROOM)
-    entries = scan(source)
+    preview = PreviewText()
+    entries, existing = _move_scans(source, destination, keep=False)
     preview.add(f"Move {source}")
     preview.add(f"  -> {destination}")
     preview.add(f"Source: {describe(entries)}")
-    existing = scan(destination)
     if existing:
         preview.add(f"Destination exists and will be replaced: {describe(existing)}")
     else:
@@ -311,7 +312,8 @@ def _move_preview(source: str, destination: str, overwrite: bool) -> str:
 
 
 def _move_subject(source: str, destination: str, overwrite: bool) -> dict[str, Any]:
-    return {"source": tree_state(source), "destination": tree_state(destination)}
+    entries, existing = remember(("move", source, destination), (scan(source), scan(destination)))
+    return {"source": tree_state(source, entries), "destination": tree_state(destination, existing)}
 
 
 def _move_target(source: str, destination: str, overwrite: bool) -> list[str]:

@@ -4,6 +4,9 @@ Every call runs ``git --no-pager -C <repo>`` with ``LC_ALL=C``, ``GIT_TERMINAL_P
 stdin, its own session (no terminal to prompt on) and a timeout that stops the whole session,
 so nothing waits for a password. Variables that would point git at another repository than the
 one named (``GIT_DIR``, ``GIT_WORK_TREE``, ``GIT_INDEX_FILE``...) are dropped.
+
+A :class:`GitRun` pins the program and environment of one call: the writers run git with the
+very program and environment whose fingerprint was approved (see ``git_setting``).
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import shutil
 import signal
 import subprocess
 import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ..core.errors import ApprovalInvalidArgument
@@ -33,6 +38,14 @@ _LOCATION_VARIABLES = (
     "GIT_COMMON_DIR",
     "GIT_NAMESPACE",
 )
+#: Variables every git call gets from this runner, whatever the kernel's environment says.
+RUNNER_VARIABLES: Mapping[str, str] = {
+    "LC_ALL": "C",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_PAGER": "cat",
+    "PAGER": "cat",
+    "GIT_EDITOR": "true",
+}
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]+@")
 
 
@@ -65,22 +78,43 @@ def invalid(message: str, **details: Any) -> ApprovalInvalidArgument:
     return ApprovalInvalidArgument(f"{message} Nothing was asked or run.", **details)
 
 
-def _argv(repo: str) -> list[str]:
-    program = shutil.which("git")
+@dataclass(frozen=True)
+class GitRun:
+    """The git program and the environment git receives, as read at one moment."""
+
+    program: str
+    env: Mapping[str, str]
+
+
+def git_run() -> GitRun:
+    """The git program found on PATH and the environment git gets now (os.environ at call time).
+
+    os.environ is read at call time so that a notebook's GIT_AUTHOR_NAME or
+    GIT_COMMITTER_DATE reach git; what could steer git is fingerprinted by ``git_setting``.
+    """
+    env = {k: v for k, v in os.environ.items() if k not in _LOCATION_VARIABLES}
+    env.update(RUNNER_VARIABLES)
+    program = shutil.which("git", path=env.get("PATH"))
     if program is None:
         # Not APPROVAL_MISSING_DEPENDENCY: that code names a pip extra, and no extra brings git.
         raise invalid(
             "The git program is not installed (not found on PATH); install git to commit or push.",
             program="git",
         )
-    return [program, "--no-pager", "-C", repo, "-c", "color.ui=never", "-c", "core.quotePath=off"]
+    return GitRun(program=os.path.abspath(program), env=env)
 
 
-def _env() -> dict[str, str]:
-    # os.environ at call time: a notebook's GIT_AUTHOR_NAME / GIT_COMMITTER_DATE reach git.
-    env = {k: v for k, v in os.environ.items() if k not in _LOCATION_VARIABLES}
-    env.update(LC_ALL="C", GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat", GIT_EDITOR="true")
-    return env
+def _argv(repo: str, run: GitRun) -> list[str]:
+    return [
+        run.program,
+        "--no-pager",
+        "-C",
+        repo,
+        "-c",
+        "color.ui=never",
+        "-c",
+        "core.quotePath=off",
+    ]
 
 
 def _kill(process: subprocess.Popen[bytes]) -> None:
@@ -89,14 +123,20 @@ def _kill(process: subprocess.Popen[bytes]) -> None:
         os.killpg(process.pid, signal.SIGKILL)
 
 
-def run_git(repo: str, *args: str, timeout: float = LOCAL_SECONDS) -> tuple[int, str, str]:
-    """Run git in ``repo``: (exit code, stdout, stderr); exit code -1 when it timed out."""
+def run_git(
+    repo: str, *args: str, timeout: float = LOCAL_SECONDS, via: GitRun | None = None
+) -> tuple[int, str, str]:
+    """Run git in ``repo``: (exit code, stdout, stderr); exit code -1 when it timed out.
+
+    ``via`` pins the program and environment (default: as they are now).
+    """
+    run = via or git_run()
     process = subprocess.Popen(
-        [*_argv(repo), *args],
+        [*_argv(repo, run), *args],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env=_env(),
+        env=dict(run.env),
         start_new_session=True,
     )
     try:
@@ -113,9 +153,11 @@ def decode(data: bytes) -> str:
     return data.decode("utf-8", "replace")
 
 
-def git_output(repo: str, *args: str, what: str, timeout: float = LOCAL_SECONDS) -> str:
-    """stdout of a git command that must succeed, else APPROVAL_INVALID_ARGUMENT."""
-    code, out, err = run_git(repo, *args, timeout=timeout)
+def git_output(
+    repo: str, *args: str, what: str, timeout: float = LOCAL_SECONDS, via: GitRun | None = None
+) -> str:
+    """stdout of a git command that must succeed (stripped), else APPROVAL_INVALID_ARGUMENT."""
+    code, out, err = run_git(repo, *args, timeout=timeout, via=via)
     if code != 0:
         raise invalid(f"{what}: {err or f'git {args[0]} failed'}.", repository=repo, git=err)
     return out.strip()
@@ -123,12 +165,13 @@ def git_output(repo: str, *args: str, what: str, timeout: float = LOCAL_SECONDS)
 
 def git_prefix(repo: str, *args: str, limit: int, timeout: float) -> tuple[str, bool]:
     """The first ``limit`` bytes of a command's output, and whether that was all of it."""
+    run = git_run()
     process = subprocess.Popen(
-        [*_argv(repo), *args],
+        [*_argv(repo, run), *args],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
-        env=_env(),
+        env=dict(run.env),
         start_new_session=True,
     )
     timer = threading.Timer(timeout, _kill, (process,))

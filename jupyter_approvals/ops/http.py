@@ -1,10 +1,19 @@
 """``http_request`` (action ``http.request``): send one HTTP request after a person approved it.
 
 The approval covers the method, the URL, every header and the exact body bytes (a ``json``
-value is serialized once, before the preview). The preview redacts secrets (user-info
-passwords, secret-looking query values, credential headers, secret JSON keys); the
-fingerprint covers them unredacted, so a changed token needs a new approval. There is no
-subject: the request is made of its arguments only, and nothing local is changed.
+value is serialized once, before the preview). The preview redacts secrets (the whole URL
+user-info, secret-looking query and form values, credential headers, scalar JSON values under
+secret-looking keys, see :mod:`.redact`); the fingerprint covers them unredacted, so a
+changed token needs a new approval. A JSON object that repeats a key is shown member by
+member under a warning. There is no subject: the request is made of its arguments only, and
+nothing local is changed.
+
+What cannot be sent is refused before anything is asked (APPROVAL_INVALID_ARGUMENT): control
+characters in the URL, header values that are not Latin-1, a URL user name without a
+password (``https://TOKEN@host``; URL credentials are sent as Basic auth, both parts), URL
+credentials together with an ``Authorization`` header. Non-ASCII characters of the URL are
+percent-encoded (UTF-8) and an internationalised host name is converted to its ASCII (IDNA)
+form before the preview, so the card shows, and the fingerprint covers, what is sent.
 
 Standard library only (:mod:`http.client`): the request goes straight to the host named in
 the URL (proxy variables such as ``HTTPS_PROXY`` are not used) with only the headers shown
@@ -17,20 +26,20 @@ approval. Any other status (4xx, 5xx included) is returned, not raised.
 from __future__ import annotations
 
 import base64
-import hashlib
 import http.client
 import json as jsonlib
 import re
 import ssl
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import unquote, urljoin, urlsplit
+from urllib.parse import quote, unquote, urljoin, urlsplit
 
 from ..core.errors import ApprovalInvalidArgument, ApprovalRedirected
 from ..core.lease import require_lease
 from ..kernel.gate import protected
-from ._preview import PREVIEW_BUDGET, Deadline, PreviewText, size_text
-from .redact import redact_header, redact_json, redact_url
+from ._preview import PreviewText
+from .http_preview import body_preview
+from .redact import redact_header, redact_url
 
 __all__ = ["REDIRECT_STATUSES", "HttpResponse", "http_request"]
 
@@ -39,6 +48,9 @@ REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
 # RFC 9110 token characters: what a method and a header name may contain.
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+# Characters http.client refuses in a request target or host (it would fail after approval).
+_CONTROL = re.compile(r"[\x00-\x20\x7f]")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 # Set from the body at send time; a caller's own value could contradict what was approved.
 _AUTOMATIC_HEADERS = frozenset({"content-length", "transfer-encoding"})
 
@@ -115,8 +127,13 @@ def _prepare(
             argument="method",
         )
     method = method.upper()
-    _check_url(url)
+    url = _check_url(url)
     checked = _check_headers(headers)
+    if urlsplit(url).password is not None and _has_authorization(checked):
+        raise _invalid(
+            "url has credentials and headers has Authorization: only one of them can be sent.",
+            argument="headers",
+        )
     if body is not None and json is not None:
         raise _invalid("pass either body or json, not both.", argument="json")
     if json is not None:
@@ -149,10 +166,11 @@ def _prepare(
     }
 
 
-def _check_url(url: Any) -> None:
+def _check_url(url: Any) -> str:
+    """The URL as it is sent: checked, non-ASCII percent-encoded, the host in IDNA form."""
     if not isinstance(url, str):
         raise _invalid(f"url must be a str, got {type(url).__name__}.", argument="url")
-    if any(ch in url for ch in "\r\n\x00 \t"):
+    if _CONTROL.search(url):
         raise _invalid("url must not contain whitespace or control characters.", argument="url")
     try:
         parts = urlsplit(url)
@@ -167,6 +185,37 @@ def _check_url(url: Any) -> None:
         )
     if port == 0:
         raise _invalid("url has port 0.", argument="url")
+    if parts.username is not None and parts.password is None:
+        # A lone user name is often a token (https://TOKEN@host); sending it as Basic auth
+        # with no password, or dropping it, would both differ from what a person expects.
+        raise _invalid(
+            "url has a user name but no password (user@host). URL credentials are sent as "
+            "Basic auth and need both parts (user:password@host, or user:@host for an empty "
+            "password); to send a token, pass it in headers instead.",
+            argument="url",
+        )
+    return _ascii_url(url)
+
+
+def _ascii_url(url: str) -> str:
+    # Only non-ASCII characters change, so what a person reads is what is sent, byte for byte.
+    scheme, _, rest = url.partition("://")
+    end = min([i for i in (rest.find(c) for c in "/?#") if i >= 0] or [len(rest)])
+    userinfo, at, hostport = rest[:end].rpartition("@")
+    try:
+        if not hostport.isascii():
+            host, colon, port = hostport.rpartition(":") if ":" in hostport else (hostport, "", "")
+            hostport = host.encode("idna").decode("ascii") + colon + port
+        return f"{scheme}://{_percent(userinfo)}{at}{hostport}{_percent(rest[end:])}"
+    except UnicodeError as exc:
+        raise _invalid(
+            f"url cannot be sent: {exc}. Host names must be valid internationalised names.",
+            argument="url",
+        ) from None
+
+
+def _percent(text: str) -> str:
+    return _NON_ASCII.sub(lambda match: quote(match.group(), safe=""), text)
 
 
 def _check_headers(headers: Any) -> dict[str, str]:
@@ -188,6 +237,15 @@ def _check_headers(headers: Any) -> dict[str, str]:
                 argument="headers",
                 name=name,
             )
+        try:
+            value.encode("latin-1")
+        except UnicodeEncodeError:
+            raise _invalid(
+                f"header {name!r} has characters HTTP cannot send in a header (only Latin-1 "
+                "text is sent as is); encode the value first, e.g. percent-encoding or base64.",
+                argument="headers",
+                name=name,
+            ) from None
         if name.lower() in _AUTOMATIC_HEADERS:
             raise _invalid(f"header {name!r} is set from the body; leave it out.", name=name)
         if name.lower() in seen:
@@ -210,10 +268,8 @@ def _target(method: str, url: str, **_: Any) -> dict[str, str]:
     return {"method": method, "url": url}
 
 
-#: Body bytes looked at for the preview; the fingerprint covers all of them.
-BODY_PREVIEW_BYTES = 64 * 1024
-#: Largest JSON body parsed for a pretty preview; larger ones are shown as text.
-JSON_PREVIEW_BYTES = 1024 * 1024
+def _has_authorization(headers: Mapping[str, str]) -> bool:
+    return any(name.lower() == "authorization" for name in headers)
 
 
 def _preview(
@@ -225,71 +281,30 @@ def _preview(
     timeout: float,
 ) -> str:
     """Request line, where it goes, headers and body, with every secret redacted."""
-    # Room for the closing "… more not shown" lines, which PreviewText adds past its budget.
-    text = PreviewText(PREVIEW_BUDGET - 1_000)
+    text = PreviewText()
     parts = urlsplit(url)
     text.add(f"{method} {redact_url(url)}")
     port = parts.port or (443 if parts.scheme == "https" else 80)
     tls = ", TLS with certificate check" if parts.scheme == "https" else ", no TLS"
     text.add(f"sent directly to {parts.hostname} port {port}{tls}; redirects are not followed")
+    if any(label.startswith("xn--") for label in (parts.hostname or "").split(".")):
+        text.add("  (an internationalised host name, shown as sent: in its ASCII form)")
     text.add(f"timeout: {timeout:g} s")
-    shown = dict(headers)
-    if parts.password is not None and not any(k.lower() == "authorization" for k in shown):
-        shown["Authorization"] = "Basic (the user and password in the URL)"
+    shown = {name: redact_header(name, value) for name, value in headers.items()}
+    if parts.password is not None:
+        shown["Authorization"] = "Basic (the user name and password from the URL, hidden)"
     text.add(f"headers ({len(shown)}):" if shown else "headers: none")
-    for name, value in shown.items():
-        text.add(f"  {name}: {redact_header(name, value)}", kind="headers")
+    text.extend((f"  {name}: {value}" for name, value in shown.items()), kind="headers")
     text.add("  (the client adds Host, Accept-Encoding: identity and, with a body, Content-Length)")
     if body is None:
         text.add("body: none")
     else:
-        _body_preview(text, body, _content_type(headers))
+        body_preview(text, body, _content_type(headers))
     return text.render()
 
 
 def _content_type(headers: Mapping[str, str]) -> str:
     return next((v for k, v in headers.items() if k.lower() == "content-type"), "").lower()
-
-
-def _body_preview(text: PreviewText, body: bytes, content_type: str) -> None:
-    digest = hashlib.sha256(body).hexdigest()[:16]
-    text.add(f"body: {size_text(len(body))}, sha256 {digest}…")
-    deadline = Deadline()
-    if "json" in content_type and len(body) <= JSON_PREVIEW_BYTES:
-        try:
-            parsed = jsonlib.loads(body)
-        except ValueError:
-            text.add("  (declared JSON, but it does not parse; shown as text)")
-        else:
-            pretty = jsonlib.dumps(redact_json(parsed), indent=2, ensure_ascii=False)
-            text.add("  JSON (values under secret-looking keys redacted):")
-            for line in pretty.splitlines():
-                if deadline.passed():
-                    text.note("The rest of the JSON was not shown: the preview ran out of time.")
-                    break
-                text.add(f"    {line}", kind="JSON lines")
-            return
-    head = body[:BODY_PREVIEW_BYTES]
-    try:
-        decoded = head.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        # A cut in the middle of a character at the end of the head is still text.
-        if exc.start < len(head) - 3 or len(head) == len(body):
-            decoded = None
-        else:
-            decoded = head[: exc.start].decode("utf-8")
-    if decoded is None or "\x00" in decoded:
-        text.add("  binary (not shown)")
-        return
-    text.add("  text:")
-    lines = decoded.splitlines()
-    if len(head) < len(body):
-        text.note(
-            f"Only the first {size_text(len(head))} of the body were looked at; "
-            f"{size_text(len(body) - len(head))} more are sent and covered by the fingerprint."
-        )
-    for line in lines:
-        text.add(f"    {line}", kind="body lines")
 
 
 @protected("http.request", summary=_summary, preview=_preview, target=_target, prepare=_prepare)
@@ -311,7 +326,7 @@ def http_request(
     require_lease("http.request")
     parts = urlsplit(url)
     send = dict(headers or {})
-    if parts.password is not None and not any(k.lower() == "authorization" for k in send):
+    if parts.password is not None:  # _prepare refused a URL password with an Authorization
         # Credentials in the URL are sent as Basic auth, as curl and browsers do.
         pair = f"{unquote(parts.username or '')}:{unquote(parts.password)}".encode()
         send["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")

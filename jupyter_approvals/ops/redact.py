@@ -1,59 +1,128 @@
-"""Redaction of secrets in previews: environment values, HTTP headers, URLs and JSON bodies.
+"""Redaction of secrets in what is shown: names, headers, URLs, free text, argv, forms, JSON.
 
-A preview is shown in the card, kept in the store and written to the journal, so a secret
-must never appear in it. Redaction changes only what is *shown*: the fingerprint is computed
-over the real, unredacted arguments, so changing a secret still needs a new approval.
+A preview and a summary are shown in the card, kept in the store and written to the journal,
+so a secret must never appear in them. Redaction changes only what is *shown*: the
+fingerprint is computed over the real, unredacted arguments, so changing a secret still needs
+a new approval.
 
-A name looks secret when it contains one of :data:`SECRET_MARKERS` (case-insensitive; "AUTH"
-but not "AUTHOR") or is one of :data:`SECRET_NAMES`. This errs towards hiding: a harmless
-``KEYBOARD_LAYOUT`` is hidden too. A secret under an innocent name is not recognised.
+Public API (every function returns a new value; none raises on odd input):
+
+- :func:`is_secret_name` — does this name (environment variable, header, query, form or JSON
+  key, command-line option) hold a secret?
+- :func:`redacted` — what is shown instead of a secret: ``[redacted: N characters]``.
+- :func:`redact_header` — a header value, the auth scheme kept (``Bearer [redacted…]``).
+- :func:`redact_url` — one URL: the whole user-info masked (``https://***@host/…``, as git
+  does), secret query and fragment values hidden.
+- :func:`redact_urls_in_text` — every URL inside free text (error messages, logs, command
+  lines) passed through :func:`redact_url`.
+- :func:`redact_form` — an ``application/x-www-form-urlencoded`` body, secret values hidden.
+- :func:`redact_json` — a parsed JSON value, secret *scalars* hidden (containers are walked).
+- :func:`redact_json_text` — JSON text pretty-printed with secret scalars hidden, every
+  member kept (a repeated key is shown each time and reported).
+- :func:`redact_argv` / :func:`redact_command_line` — a command as shown: URLs, values of
+  secret-looking long options (``--password=x``, ``--token x``), ``NAME=value`` assignments
+  and credential headers hidden. Single-letter options (``-p secret``, ``-u user:pw``) are
+  too ambiguous across programs and are **not** redacted.
+
+Names are matched by whole segments (split at ``_ - . `` spaces and camelCase), so
+``keys``, ``keyword``, ``monkey``, ``session`` and ``author`` are ordinary while ``api_key``,
+``apiKey``, ``session_id``, ``X-Auth-Token`` and ``GITHUB_TOKEN`` are secret. A secret under
+an innocent name is not recognised.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 __all__ = [
-    "SECRET_MARKERS",
-    "SECRET_NAMES",
+    "SECRET_PAIRS",
+    "SECRET_WORDS",
     "is_secret_name",
+    "redact_argv",
+    "redact_command_line",
+    "redact_form",
     "redact_header",
     "redact_json",
+    "redact_json_text",
     "redact_url",
+    "redact_urls_in_text",
     "redacted",
 ]
 
-#: Parts of a name that mark its value as a secret.
-SECRET_MARKERS: tuple[str, ...] = (
-    "TOKEN",
-    "SECRET",
-    "PASSWORD",
-    "PASSWD",
-    "PASSPHRASE",
-    "KEY",
-    "CREDENTIAL",
-    "AUTH",
-    "COOKIE",
-    "SESSION",
-    "PRIVATE",
-    "SIGNATURE",
+#: Name segments (lower case) that mark a value as secret wherever they appear in a name.
+SECRET_WORDS: frozenset[str] = frozenset(
+    {
+        "token",
+        "secret",
+        "secrets",
+        "password",
+        "passwd",
+        "passphrase",
+        "pass",
+        "pw",
+        "pwd",
+        "psk",
+        "credential",
+        "credentials",
+        "auth",
+        "authorization",
+        "authentication",
+        "cookie",
+        "apikey",
+        "accesskey",
+        "privatekey",
+        "secretkey",
+        "sessionid",
+        "signature",
+        "sig",
+    }
 )
 
-#: Whole names (after upper-casing) whose values are secrets though they contain no marker.
-SECRET_NAMES: frozenset[str] = frozenset({"SIG", "PASS", "PW", "PSK"})
-
-# AUTHOR (GIT_AUTHOR_NAME, author=...) names a person, not a credential; AUTHORIZATION does.
-_MARKER_RE = re.compile(
-    "|".join(m if m != "AUTH" else "AUTH(?!OR(?!I[ZS]))" for m in SECRET_MARKERS), re.IGNORECASE
+#: Adjacent segments that together mark a secret (``api_key``, ``session_id``, ``SigningKey``).
+SECRET_PAIRS: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("api", "key"),
+        ("access", "key"),
+        ("private", "key"),
+        ("secret", "key"),
+        ("signing", "key"),
+        ("encryption", "key"),
+        ("master", "key"),
+        ("client", "key"),
+        ("account", "key"),
+        ("license", "key"),
+        ("session", "id"),
+        ("session", "key"),
+    }
 )
+
+# Glued words ending like a credential: authtoken, csrftoken, clientsecret, dbpassword.
+_SECRET_SUFFIXES = ("token", "secret", "password", "passwd", "passphrase")
+# Names that contain a secret-looking segment but are not secrets ($PWD is a directory).
+_NOT_SECRET = frozenset({"pwd", "oldpwd"})
+# In a URL query, a bare ``key`` is almost always an API key (Google, many others).
+_QUERY_SECRET_NAMES = frozenset({"key"})
+_SEGMENT = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+def _segments(name: str) -> list[str]:
+    return [part.lower() for part in _SEGMENT.findall(name)]
 
 
 def is_secret_name(name: str) -> bool:
-    """True when ``name`` (an environment variable, header, query or JSON key) looks secret."""
-    return bool(_MARKER_RE.search(name)) or name.strip().upper() in SECRET_NAMES
+    """True when ``name`` (a variable, header, query, form, JSON key or option) looks secret."""
+    if name.strip().lower() in _NOT_SECRET:
+        return False
+    parts = _segments(name)
+    if any(part in SECRET_WORDS or part.endswith(_SECRET_SUFFIXES) for part in parts):
+        return True
+    # A plural second word counts too: api_keys, session_ids.
+    return any((a, b.removesuffix("s")) in SECRET_PAIRS for a, b in itertools.pairwise(parts))
 
 
 def redacted(value: str | bytes) -> str:
@@ -76,10 +145,12 @@ def redact_header(name: str, value: str) -> str:
 
 
 def redact_url(url: str) -> str:
-    """``url`` with the user-info password and the values of secret-looking query names hidden.
+    """``url`` with its whole user-info masked and secret query and fragment values hidden.
 
-    The rest of the URL is shown exactly as given (no re-encoding), so what a person reads is
-    what is sent. A URL that cannot be parsed is shown as ``[unparseable URL …]`` with its length.
+    ``https://user:pw@host/x`` and ``https://ghp_token@host/x`` both show as
+    ``https://***@host/x``: a token is often passed as the user name alone. The rest is
+    shown exactly as given (no re-encoding). A URL that cannot be parsed is shown as
+    ``[unparseable URL …]`` with its length.
     """
     try:
         parts = urlsplit(url)
@@ -87,37 +158,211 @@ def redact_url(url: str) -> str:
         return f"[unparseable URL: {redacted(url)}]"
     netloc = parts.netloc
     if "@" in netloc:
-        userinfo, _, hostport = netloc.rpartition("@")
-        user, colon, password = userinfo.partition(":")
-        if colon:
-            userinfo = f"{user}:{redacted(unquote(password))}"
-        netloc = f"{userinfo}@{hostport}"
-    query = "&".join(_redact_query_item(item) for item in parts.query.split("&"))
+        netloc = "***@" + netloc.rpartition("@")[2]
+    query = "&".join(_redact_pair(item, query=True) for item in parts.query.split("&"))
     fragment = parts.fragment
     if fragment and "=" in fragment:
         # OAuth implicit flows put tokens in the fragment (#access_token=...).
-        fragment = "&".join(_redact_query_item(item) for item in fragment.split("&"))
+        fragment = "&".join(_redact_pair(item, query=True) for item in fragment.split("&"))
     return urlunsplit((parts.scheme, netloc, parts.path, query, fragment))
 
 
-def _redact_query_item(item: str) -> str:
+# A scheme, "://", then anything up to white space or a quote or bracket that ends it in text.
+_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>`]+")
+
+
+def redact_urls_in_text(text: str) -> str:
+    """``text`` with every URL in it passed through :func:`redact_url` (for messages, logs)."""
+    return _URL_IN_TEXT.sub(lambda match: redact_url(match.group()), text)
+
+
+def _redact_pair(item: str, query: bool = False) -> str:
     name, equals, value = item.partition("=")
-    if equals and value and is_secret_name(unquote(name.replace("+", " "))):
-        return f"{name}={redacted(unquote(value))}"
+    plain = unquote(name.replace("+", " "))
+    if equals and value and (is_secret_name(plain) or (query and plain in _QUERY_SECRET_NAMES)):
+        return f"{name}={redacted(unquote(value.replace('+', ' ')))}"
     return item
 
 
+def redact_form(body: str) -> str:
+    """A ``application/x-www-form-urlencoded`` body with values of secret-looking names hidden."""
+    return "&".join(_redact_pair(item) for item in body.split("&"))
+
+
+def _redact_scalar(value: Any) -> Any:
+    # null and booleans cannot carry a secret; showing them keeps the payload readable.
+    if value is None or isinstance(value, (bool, dict, list)):
+        return value
+    return redacted(value if isinstance(value, str) else json.dumps(value))
+
+
 def redact_json(value: Any) -> Any:
-    """A copy of a parsed JSON value; whatever sits under a secret-looking key is redacted."""
+    """A copy of a parsed JSON value with scalars under secret-looking keys redacted.
+
+    Containers are walked, never hidden whole: ``{"session": {"delete_all": true}}`` stays
+    visible. Items of a list under a secret key count as secret (they have no name of
+    their own); members of an object are judged by their own keys.
+    """
+    return _redact_parsed(value, False)
+
+
+def _redact_parsed(value: Any, secret: bool) -> Any:
     if isinstance(value, dict):
-        return {
-            key: (
-                redacted(item if isinstance(item, str) else json.dumps(item))
-                if is_secret_name(str(key))
-                else redact_json(item)
-            )
-            for key, item in value.items()
-        }
+        return {k: _redact_parsed(v, is_secret_name(str(k))) for k, v in value.items()}
     if isinstance(value, list):
-        return [redact_json(item) for item in value]
-    return value
+        return [_redact_parsed(item, secret) for item in value]
+    return _redact_scalar(value) if secret else value
+
+
+class _Members(list[tuple[str, Any]]):
+    """A JSON object as its members in order, repeated keys included."""
+
+
+def _walk(value: Any, secret: bool, repeated: list[str]) -> Any:
+    if isinstance(value, _Members):
+        seen: set[str] = set()
+        members = _Members()
+        for key, item in value:
+            if key in seen and key not in repeated:
+                repeated.append(key)
+            seen.add(key)
+            members.append((key, _walk(item, is_secret_name(key), repeated)))
+        return members
+    if isinstance(value, list):
+        return [_walk(item, secret, repeated) for item in value]
+    return _redact_scalar(value) if secret else value
+
+
+def _pretty(value: Any, indent: str, depth: int, out: list[str], prefix: str, end: str) -> None:
+    pad = indent * depth
+    if isinstance(value, _Members):
+        items: list[tuple[str, Any]] = [
+            (json.dumps(k, ensure_ascii=False) + ": ", v) for k, v in value
+        ]
+        opening, closing = "{", "}"
+    elif isinstance(value, list):
+        items = [("", v) for v in value]
+        opening, closing = "[", "]"
+    else:
+        out.append(f"{pad}{prefix}{json.dumps(value, ensure_ascii=False)}{end}")
+        return
+    if not items:
+        out.append(f"{pad}{prefix}{opening}{closing}{end}")
+        return
+    out.append(f"{pad}{prefix}{opening}")
+    for index, (key, item) in enumerate(items):
+        _pretty(item, indent, depth + 1, out, key, "," if index < len(items) - 1 else "")
+    out.append(f"{pad}{closing}{end}")
+
+
+def redact_json_text(text: str | bytes, indent: int = 2) -> tuple[list[str], list[str]]:
+    """JSON text as pretty lines with secret scalars redacted, and the keys that repeat.
+
+    Every member is kept in its order, so ``{"to": "a", "to": "b"}`` shows both ``"to"``
+    lines (servers disagree on which one counts); the second list names such keys so the
+    caller can warn. Raises ``ValueError`` (or ``RecursionError`` for absurd nesting) when
+    ``text`` is not JSON.
+    """
+    parsed = json.loads(text, object_pairs_hook=_Members)
+    repeated: list[str] = []
+    shown = _walk(parsed, False, repeated)
+    lines: list[str] = []
+    _pretty(shown, " " * indent, 0, lines, "", "")
+    return lines, repeated
+
+
+# --- commands ------------------------------------------------------------------------------
+
+# --name=value or NAME=value (an option or an environment assignment in argv).
+_ASSIGNMENT = re.compile(r"(-{0,2})([A-Za-z_][A-Za-z0-9_.-]*)=(.*)", re.DOTALL)
+# "Authorization: Bearer x" given as one argument (curl -H, wget --header).
+_HEADER_ITEM = re.compile(r"([A-Za-z][A-Za-z0-9-]*):[ \t]*(\S.*)", re.DOTALL)
+# --user / --proxy-user take user:password (curl, wget); the password part is hidden.
+_USER_OPTIONS = frozenset({"--user", "--proxy-user"})
+
+
+def _secret_option(item: str) -> bool:
+    # Long options only: a single letter (-p, -u) means different things in each program.
+    name = item.lstrip("-")
+    return (
+        item.startswith("-")
+        and len(name) > 1
+        and not name.startswith("no-")
+        and is_secret_name(name)
+    )
+
+
+def _redact_item(item: str) -> str:
+    assignment = _ASSIGNMENT.fullmatch(item)
+    if assignment and not (assignment.group(1) == "-" and len(assignment.group(2)) == 1):
+        dashes, name, value = assignment.groups()
+        if value and is_secret_name(name):
+            return f"{dashes}{name}={redacted(value)}"
+        return f"{dashes}{name}={redact_urls_in_text(value)}"
+    header = _HEADER_ITEM.fullmatch(item)
+    if header and is_secret_name(header.group(1)):
+        return f"{header.group(1)}: {redact_header(header.group(1), header.group(2))}"
+    return redact_urls_in_text(item)
+
+
+def redact_argv(argv: Sequence[str]) -> list[str]:
+    """An argv as shown: URLs, secret option values, assignments and credential headers hidden.
+
+    ``--password=x``, ``--token x``, ``API_KEY=x``, ``-H "Authorization: Bearer x"``,
+    ``--user me:pw`` and ``https://me:pw@host`` lose their secret part. Single-letter options
+    (``mysql -pX``, ``curl -u me:pw``) are not recognised: their meaning depends on the program.
+    """
+    shown: list[str] = []
+    hide_next = False
+    for index, item in enumerate(argv):
+        if hide_next and item and not item.startswith("-"):
+            shown.append(redacted(item))
+        elif index > 0 and argv[index - 1] in _USER_OPTIONS and ":" in item:
+            user, _, password = item.partition(":")
+            shown.append(f"{user}:{redacted(password)}")
+        else:
+            shown.append(_redact_item(item))
+        hide_next = index > 0 and "=" not in item and _secret_option(item)
+    return shown
+
+
+# In a shell line: a (quoted) word, then the forms redact_argv hides.
+_WORD = r"(?:'[^']*'|\"(?:[^\"\\]|\\.)*\"|[^\s'\"]+)"
+_LINE_OPTION = re.compile(rf"(?<![\w-])(--?[A-Za-z][A-Za-z0-9_.-]+)(=|[ \t]+)({_WORD})")
+_LINE_ASSIGNMENT = re.compile(rf"(?<![\w-])([A-Za-z_][A-Za-z0-9_]*)=({_WORD})")
+_LINE_HEADER = re.compile(r"(['\"])([A-Za-z][A-Za-z0-9-]*):[ \t]*([^'\"\n]+)\1")
+
+
+def _hide_word(word: str) -> str:
+    if len(word) >= 2 and word[0] == word[-1] and word[0] in "'\"":
+        return f"{word[0]}{redacted(word[1:-1])}{word[0]}"
+    return redacted(word)
+
+
+def redact_command_line(line: str) -> str:
+    """A shell command line as shown, hiding what :func:`redact_argv` hides (best effort).
+
+    A shell line cannot be parsed reliably, so this matches common forms: URLs,
+    ``--secret=value``, ``--secret value``, ``NAME=value`` and quoted credential headers.
+    """
+
+    def option(match: re.Match[str]) -> str:
+        name, separator, word = match.groups()
+        if not _secret_option(name) or (separator != "=" and word.startswith("-")):
+            return match.group()
+        return f"{name}{separator}{_hide_word(word)}"
+
+    def assignment(match: re.Match[str]) -> str:
+        name, word = match.groups()
+        return f"{name}={_hide_word(word)}" if is_secret_name(name) else match.group()
+
+    def header(match: re.Match[str]) -> str:
+        quote, name, value = match.groups()
+        if not is_secret_name(name):
+            return match.group()
+        return f"{quote}{name}: {redact_header(name, value)}{quote}"
+
+    line = _LINE_HEADER.sub(header, line)
+    line = _LINE_OPTION.sub(option, line)
+    line = _LINE_ASSIGNMENT.sub(assignment, line)
+    return redact_urls_in_text(line)

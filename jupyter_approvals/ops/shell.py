@@ -3,8 +3,13 @@
 The approval covers the command (argv, or a ``/bin/sh`` command line with ``shell=True``),
 the working directory, the environment changes, the standard input and the timeout, plus the
 current content of the program that will run (the resolved executable, or ``/bin/sh``) and of
-the files named in the argv. A program or a named script swapped after the preview refuses
+the files named in the argv, and a sha256 of the complete environment the command receives
+(the kernel's ``os.environ`` with the changes applied). A program or a named script swapped,
+or any environment variable set, changed or removed in the kernel after the preview, refuses
 with APPROVAL_FINGERPRINT_MISMATCH and nothing runs.
+
+The card hides values that look secret (see :mod:`.shell_preview`); the fingerprint covers
+the real command, input and environment.
 
 The command runs with :func:`subprocess.run` (output captured as text); it returns the
 ``CompletedProcess``. A non-zero exit status is returned, not raised: check ``returncode``.
@@ -14,8 +19,8 @@ as failed).
 
 from __future__ import annotations
 
+import hashlib
 import os
-import shlex
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -25,19 +30,9 @@ from ..core.errors import ApprovalInvalidArgument
 from ..core.fingerprint import FileContent
 from ..core.lease import require_lease
 from ..kernel.gate import protected
-from ._preview import LINE_BUDGET, PREVIEW_BUDGET, PreviewText, plural, size_text
-from .redact import is_secret_name, redacted
+from .shell_preview import MAX_NAMED_FILES, SHELL, shell_preview, shell_summary
 
-__all__ = ["SHELL", "run_command"]
-
-#: The shell that runs ``shell=True`` command lines (what :mod:`subprocess` uses on POSIX).
-SHELL = "/bin/sh"
-
-#: Characters kept free for the lines that say what the preview left out.
-TAIL_RESERVE = 1_000
-
-#: Files named in the argv whose content the approval covers; more are named, not covered.
-MAX_NAMED_FILES = 20
+__all__ = ["SHELL", "environment_digest", "run_command"]
 
 
 def _invalid(message: str, **details: Any) -> ApprovalInvalidArgument:
@@ -174,6 +169,15 @@ def _child_env(changes: Mapping[str, str | None]) -> dict[str, str]:
     return environment
 
 
+def environment_digest(environment: Mapping[str, str]) -> str:
+    """sha256 over the sorted ``name=value`` pairs of ``environment`` (NUL-separated)."""
+    digest = hashlib.sha256()
+    for name, value in sorted(environment.items()):
+        # os.environ holds undecodable bytes as surrogates; surrogateescape gives them back.
+        digest.update(f"{name}={value}".encode("utf-8", "surrogateescape") + b"\0")
+    return digest.hexdigest()
+
+
 def _executable(
     command: str | list[str], cwd: str, env: Mapping[str, str | None], shell: bool, **_: Any
 ) -> str:
@@ -222,13 +226,18 @@ def _subject(
     shell: bool,
     **_: Any,
 ) -> dict[str, Any]:
-    """What runs and what it reads by name: a swapped program or script changes this."""
+    """What runs, what it reads by name and the whole environment it receives.
+
+    A swapped program or script, or any change of the kernel's environment (PATH,
+    LD_PRELOAD, PYTHONPATH, ...) after the preview, changes this.
+    """
     executable = _executable(command, cwd, env, shell)
     named = _named_files(command, cwd, shell)[:MAX_NAMED_FILES]
     return {
         "executable": executable,
         "content": FileContent(executable),
         "named_files": [{"path": path, "content": FileContent(path)} for path in named],
+        "environment_sha256": environment_digest(_child_env(env)),
     }
 
 
@@ -239,16 +248,8 @@ def _target(command: str | list[str], cwd: str, **_: Any) -> dict[str, Any]:
     return {"command": command, "cwd": cwd}
 
 
-def _command_line(command: str | list[str], shell: bool) -> str:
-    return command if isinstance(command, str) else shlex.join(command)
-
-
-def _summary(command: str | list[str], cwd: str, shell: bool, **_: Any) -> str:
-    line = " ".join(_command_line(command, shell).split())
-    if len(line) > 80:
-        line = line[:79] + "…"
-    where = os.path.basename(cwd) or cwd
-    return f"Run through {SHELL}: {line} (in {where})" if shell else f"Run {line} (in {where})"
+def _summary(command: str | list[str], cwd: str, shell: bool, input: str | None, **_: Any) -> str:
+    return shell_summary(command, cwd, shell, input)
 
 
 def _preview(
@@ -259,63 +260,18 @@ def _preview(
     timeout: float | None,
     input: str | None,
 ) -> str:
-    """The command exactly as it runs, where, with which changes to the environment."""
-    # Room for the closing "… more not shown" lines, which PreviewText adds past its budget.
-    text = PreviewText(PREVIEW_BUDGET - TAIL_RESERVE)
-    # A short command comes first; a long one is announced first and listed after the short
-    # facts below, so a huge argv cannot push them out of the preview.
-    listing: list[str] = []
-    if shell:
-        lines = str(command).splitlines() or [""]
-        if len(lines) == 1 and len(lines[0]) + 2 <= LINE_BUDGET:
-            text.add(f"runs through {SHELL} -c:")
-            text.add(f"  {lines[0]}")
-        else:
-            text.add(f"runs through {SHELL} -c: (the {plural(len(lines), 'line')} below)")
-            listing = [f"  {line}" for line in lines]
-    else:
-        line = shlex.join(command)
-        if len(line) + 2 <= LINE_BUDGET:
-            text.add("runs (argv):")
-            text.add(f"  {line}")
-        else:
-            text.add(f"runs (argv of {plural(len(command), 'item')}, listed below)")
-            listing = [f"  {shlex.quote(item)}" for item in command]
-    executable = _executable(command, cwd, env, shell)
-    real = os.path.realpath(executable)
-    text.add(f"program: {executable}" + (f" (-> {real})" if real != executable else ""))
-    text.add(f"in directory: {cwd}")
-    if input is not None:
-        text.add(f"standard input: {size_text(len(input.encode('utf-8', 'replace')))}")
-    text.add(f"timeout: {timeout:g} s" if timeout is not None else "timeout: none")
-    named = _named_files(command, cwd, shell)
-    if len(named) > MAX_NAMED_FILES:
-        text.note(
-            f"Only the first {MAX_NAMED_FILES} named files are covered by the fingerprint; "
-            f"{len(named) - MAX_NAMED_FILES:,} more are not."
-        )
-    if listing:
-        text.add("command:")
-        text.extend(listing, kind="command lines" if shell else "argv items")
-    current = os.environ
-    if env:
-        text.add(f"environment changes ({len(env)}):")
-        for name, value in env.items():
-            if value is None:
-                state = "removed" if name in current else "removed (not set now)"
-                text.add(f"  - {name} {state}", kind="environment changes")
-                continue
-            shown = redacted(value) if is_secret_name(name) else value
-            mark = "~" if name in current else "+"
-            text.add(f"  {mark} {name}={shown}", kind="environment changes")
-    else:
-        text.add("environment: the kernel's, unchanged")
-    if named:
-        covered = named[:MAX_NAMED_FILES]
-        text.add(f"content of {plural(len(covered), 'named file')} is part of the approval:")
-        for path in covered:
-            text.add(f"  {path} ({size_text(os.path.getsize(path))})", kind="named files")
-    return text.render()
+    """The command exactly as it runs (secrets hidden), where, with which input and changes."""
+    return shell_preview(
+        command=command,
+        cwd=cwd,
+        env=env,
+        shell=shell,
+        timeout=timeout,
+        input=input,
+        executable=_executable(command, cwd, env, shell),
+        named=_named_files(command, cwd, shell),
+        environment_size=len(_child_env(env)),
+    )
 
 
 @protected(

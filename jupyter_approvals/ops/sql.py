@@ -7,6 +7,9 @@ comes from a dry run inside a savepoint that is rolled back: "would delete 1,204
 first of those rows, the tables a DDL statement would drop or change. The fingerprint binds
 the dry run's result (row count and a digest of the affected rows), so if the data changes
 between the preview and the run, the run is refused with APPROVAL_FINGERPRINT_MISMATCH.
+The run checks this once more inside its own transaction, under SQLite's write lock: it
+repeats the dry run there and executes the statement only if the result is the approved one
+(else it rolls back and refuses), so no other writer can slip in between check and write.
 
 It returns the rows (a list of tuples) for a statement that returns rows (SELECT, or DML
 with RETURNING), else the number of rows the statement changed as the driver reports it
@@ -23,7 +26,7 @@ from ..kernel.gate import protected
 from ._extras import require
 from ._preview import PreviewText, plural
 from .sql_database import Database, database_of, dispose_engines, row_lines, run_transaction
-from .sql_dry_run import DryRun, dry_run
+from .sql_dry_run import DryRun, check_unchanged, dry_run
 from .sql_frame import to_sql
 from .sql_statement import parse_statement
 
@@ -35,6 +38,8 @@ __all__ = ["Database", "dispose_engines", "execute_sql", "to_sql"]
 #: Characters of the statement, and of the parameters, a preview shows.
 STATEMENT_CHARS = 6_000
 PARAMETER_CHARS = 3_000
+#: Characters of the statement on one preview line (well under PreviewText's LINE_BUDGET).
+WRAP_CHARS = 200
 
 _VERBS = {
     "DELETE": "delete",
@@ -48,9 +53,10 @@ _VERBS = {
 
 def _prepare(database: Any, statement: Any, parameters: Any) -> dict[str, Any]:
     sa = require("sqlalchemy", "run SQL")
-    parse_statement(statement)
+    target = database_of(database)
+    parse_statement(statement, target.dialect)
     return {
-        "database": database_of(database),
+        "database": target,
         "statement": statement,
         "parameters": _checked_parameters(sa, statement, parameters),
     }
@@ -87,26 +93,26 @@ def _invalid(message: str, **details: Any) -> Exception:
 
 
 def _summary(database: Database, statement: str, parameters: dict[str, Any] | None) -> str:
-    parsed = parse_statement(statement)
+    parsed = parse_statement(statement, database.dialect)
     return f"Run SQL {parsed.main} on {database.url}"
 
 
 def _subject(database: Database, statement: str, parameters: dict[str, Any] | None) -> Any:
-    return dry_run(database, parse_statement(statement), parameters).state()
+    return dry_run(database, parse_statement(statement, database.dialect), parameters).state()
 
 
 def _preview(database: Database, statement: str, parameters: dict[str, Any] | None) -> str:
-    parsed = parse_statement(statement)
+    parsed = parse_statement(statement, database.dialect)
     found = dry_run(database, parsed, parameters)
     text = PreviewText()
     text.add(f"SQL {parsed.main} on {database.url} (dialect {database.dialect})")
     text.add(_verdict(parsed.main, parsed.kind, found))
-    text.add("Statement:")
-    _add_bounded(text, statement, STATEMENT_CHARS, "characters of the statement")
+    text.add(f"Statement ({plural(len(statement), 'character')}; long lines are wrapped):")
+    _add_wrapped(text, statement, STATEMENT_CHARS, "characters of the statement")
     if parameters:
         text.add("Parameters:")
         shown = "\n".join(f"{key} = {value!r}" for key, value in parameters.items())
-        _add_bounded(text, shown, PARAMETER_CHARS, "characters of the parameters")
+        _add_wrapped(text, shown, PARAMETER_CHARS, "characters of the parameters")
     _add_details(text, parsed.main, found)
     text.add(_binding(found))
     return text.render()
@@ -160,9 +166,23 @@ def _binding(found: DryRun) -> str:
     return "The approval binds the statement and its parameters only, not the data it touches."
 
 
-def _add_bounded(text: PreviewText, value: str, limit: int, kind: str) -> None:
-    text.extend(("  " + line for line in value[:limit].splitlines()), "lines")
-    text.left_out(len(value) - limit, kind)
+def _add_wrapped(text: PreviewText, value: str, limit: int, kind: str) -> None:
+    """The first ``limit`` characters of ``value``, every one of them visible.
+
+    A line longer than WRAP_CHARS continues on the next preview line (marked ``↪``), so
+    PreviewText's cut of long lines never hides part of it (a second statement after 400
+    spaces, say); what is past ``limit`` is announced as left out.
+    """
+    shown = 0
+    for line in value.splitlines():
+        if shown >= limit:
+            break
+        line = line[: limit - shown]
+        shown += len(line) + 1
+        pieces = [line[i : i + WRAP_CHARS] for i in range(0, len(line), WRAP_CHARS)] or [""]
+        text.add("  " + pieces[0], "lines")
+        text.extend(("  ↪ " + piece for piece in pieces[1:]), "lines")
+    text.left_out(len(value) - shown, kind)
 
 
 @protected(
@@ -185,11 +205,14 @@ def execute_sql(
     """
     require_lease("sql.execute")
     sa = require("sqlalchemy", "run SQL")
-    parsed = parse_statement(statement)
     target = database if isinstance(database, Database) else database_of(database)
-    # VACUUM, ATTACH and the like cannot run inside a savepoint.
+    parsed = parse_statement(statement, target.dialect)
+    # VACUUM, ATTACH and the like cannot run inside a transaction.
     atomic = parsed.kind in ("dml", "ddl")
     with run_transaction(target, atomic=atomic) as connection:
+        if atomic and target.is_sqlite:
+            # Under the write lock: the data is still what the approved dry run found.
+            check_unchanged(connection, target, parsed, parameters)
         result = connection.execute(sa.text(statement), parameters or {})
         if result.returns_rows:
             return [tuple(row) for row in result]

@@ -7,10 +7,11 @@ preview or the journal. Engines made from URL strings are made once per URL and 
 in-memory SQLite database keeps its content between calls; :func:`dispose_engines` (also run
 at exit) closes them. Engines passed in by the caller stay the caller's.
 
-SQLite transactions are opened with ``SAVEPOINT`` rather than relying on the driver: Python's
-sqlite3 module starts a transaction only before INSERT/UPDATE/DELETE, so DDL would otherwise
-commit at once. Inside a savepoint DDL is transactional too, which makes dry runs of DDL
-possible and real runs atomic.
+SQLite transactions are opened by SQL rather than left to the driver: Python's sqlite3
+module starts a transaction only before INSERT/UPDATE/DELETE, so DDL would otherwise commit at
+once. Dry runs use a ``SAVEPOINT`` (DDL is transactional inside it too); real runs use
+``BEGIN IMMEDIATE``, which takes the write lock at once, so the state checked at the start of
+the run is the state the statement changes: no other writer can commit in between.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import hashlib
+import math
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -40,6 +42,9 @@ FIRST_ROWS = 5
 
 #: VM instructions between two checks of the dry run's time budget (SQLite progress handler).
 _PROGRESS_STEPS = 100
+
+#: The savepoint a dry run works in.
+_DRY_RUN = "jpa_dry_run"
 
 _engines: dict[str, Engine] = {}
 _engines_lock = threading.Lock()
@@ -158,16 +163,27 @@ atexit.register(dispose_engines)
 def run_transaction(database: Database, atomic: bool = True) -> Iterator[Connection]:
     """A connection in one transaction: committed on a clean exit, rolled back on an error.
 
-    On SQLite, ``atomic`` wraps the work in a savepoint so DDL is inside the transaction too
-    (statements such as VACUUM that cannot run in a transaction pass ``atomic=False``).
+    On SQLite, ``atomic`` opens it with ``BEGIN IMMEDIATE``: DDL is inside the transaction
+    too, and the write lock is held from the start, so what the run checks first cannot
+    change before it writes (statements such as VACUUM that cannot run in a transaction
+    pass ``atomic=False``).
     """
-    with database.engine.begin() as connection:
-        if database.is_sqlite and atomic:
-            connection.exec_driver_sql("SAVEPOINT jpa_run")
+    if not (database.is_sqlite and atomic):
+        with database.engine.begin() as connection:
             yield connection
-            connection.exec_driver_sql("RELEASE SAVEPOINT jpa_run")
-        else:
+        return
+    sa = require("sqlalchemy", "run SQL")
+    with database.engine.connect() as connection:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        try:
             yield connection
+        except BaseException:
+            with contextlib.suppress(sa.exc.SQLAlchemyError):
+                # Fails only if SQLite already rolled the transaction back.
+                connection.exec_driver_sql("ROLLBACK")
+            raise
+        connection.exec_driver_sql("COMMIT")
+        connection.commit()  # ends SQLAlchemy's own bookkeeping; the driver has nothing left
 
 
 class DryRunStopped(Exception):
@@ -188,7 +204,7 @@ def sqlite_rolled_back(database: Database, seconds: float) -> Iterator[DryRunSco
         if set_handler is not None:
             set_handler(lambda: 1 if deadline.passed() else 0, _PROGRESS_STEPS)
         try:
-            connection.exec_driver_sql("SAVEPOINT jpa_dry_run")
+            connection.exec_driver_sql(f"SAVEPOINT {_DRY_RUN}")
             yield DryRunScope(connection, deadline)
         finally:
             if set_handler is not None:
@@ -196,11 +212,27 @@ def sqlite_rolled_back(database: Database, seconds: float) -> Iterator[DryRunSco
             _roll_back(connection, raw)
 
 
+@contextlib.contextmanager
+def rolled_back_within(connection: Connection) -> Iterator[DryRunScope]:
+    """A savepoint inside the run's own transaction, rolled back and released at the end.
+
+    The run repeats its dry run here, under its write lock, before it really executes;
+    there is no time budget (the run itself has none either).
+    """
+    connection.exec_driver_sql(f"SAVEPOINT {_DRY_RUN}")
+    try:
+        yield DryRunScope(connection, Deadline(math.inf))
+    finally:
+        # Fails only if SQLite rolled the whole transaction back: then the run fails too.
+        connection.exec_driver_sql(f"ROLLBACK TO SAVEPOINT {_DRY_RUN}")
+        connection.exec_driver_sql(f"RELEASE SAVEPOINT {_DRY_RUN}")
+
+
 def _roll_back(connection: Connection, raw: Any) -> None:
     sa = require("sqlalchemy", "run SQL")
     with contextlib.suppress(sa.exc.SQLAlchemyError):
         # Fails only if SQLite already rolled the transaction back (e.g. interrupted).
-        connection.exec_driver_sql("ROLLBACK TO SAVEPOINT jpa_dry_run")
+        connection.exec_driver_sql(f"ROLLBACK TO SAVEPOINT {_DRY_RUN}")
     connection.rollback()
     if getattr(raw, "in_transaction", False):
         # Still inside a transaction: never hand this connection back; closing it rolls back.
@@ -221,7 +253,7 @@ class DryRunScope:
 
     def undo(self) -> None:
         """Undo what the dry run changed so far, staying inside the savepoint."""
-        self.connection.exec_driver_sql("ROLLBACK TO SAVEPOINT jpa_dry_run")
+        self.connection.exec_driver_sql(f"ROLLBACK TO SAVEPOINT {_DRY_RUN}")
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..core.errors import ApprovalFingerprintMismatch
 from ..core.fingerprint import fingerprint
 from ._extras import require
 from ._preview import PREVIEW_SECONDS
@@ -30,11 +31,15 @@ from .sql_database import (
     error_text,
     quoted_table,
     read_rows,
+    rolled_back_within,
     sqlite_rolled_back,
     sqlite_schema,
     table_rows,
 )
 from .sql_statement import Statement
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
 
 #: Seconds a dry run may take (the statement, then reading what it touched).
 DRY_RUN_SECONDS = PREVIEW_SECONDS
@@ -70,7 +75,7 @@ class DryRun:
 
 def dry_run(database: Database, statement: Statement, parameters: dict[str, Any] | None) -> DryRun:
     """The dry run of ``statement`` (made once per call: the subject and preview share it)."""
-    key = ("dry_run", statement.text, fingerprint(parameters))
+    key = _key(statement, parameters)
     found = database._memo.get(key)
     if found is None:
         found = database._memo[key] = _dry_run(database, statement, parameters or {})
@@ -79,12 +84,16 @@ def dry_run(database: Database, statement: Statement, parameters: dict[str, Any]
 
 def _dry_run(database: Database, statement: Statement, parameters: dict[str, Any]) -> DryRun:
     if statement.kind == "read":
-        return DryRun("skipped", f"{statement.main} only reads: nothing to dry-run")
+        return DryRun(
+            "skipped",
+            f"{statement.main} is classified by its keywords (not checked) as a read, so no "
+            "dry run is made; a function it calls could still change data",
+        )
     if statement.kind == "other":
         return DryRun(
             "skipped",
-            f"no dry run for {statement.main} statements; they are not classified as reads, "
-            "row changes or schema changes",
+            f"no dry run for {statement.main} statements; by their keywords (not checked) "
+            "they are not classified as reads, row changes or schema changes",
         )
     if not database.is_sqlite:
         return DryRun(
@@ -93,18 +102,56 @@ def _dry_run(database: Database, statement: Statement, parameters: dict[str, Any
             "savepoint undoes every change (elsewhere autocommit connections, "
             "non-transactional tables and sequences can keep changes of a rolled-back run)",
         )
-    sa = require("sqlalchemy", "run SQL")
     with sqlite_rolled_back(database, DRY_RUN_SECONDS) as scope:
-        try:
-            if statement.kind == "dml":
-                return _dml(sa, scope, statement, parameters)
-            return _ddl(sa, scope, statement, parameters)
-        except DryRunStopped:
+        return _in_scope(scope, statement, parameters)
+
+
+def check_unchanged(
+    connection: Connection,
+    database: Database,
+    statement: Statement,
+    parameters: dict[str, Any] | None,
+) -> None:
+    """Inside the run's transaction, before it executes: the dry run again, as approved?
+
+    The run holds SQLite's write lock, so what this finds is what the statement will
+    change. A dry run that was skipped or stopped bound nothing of the data: nothing to
+    compare. Raises ApprovalFingerprintMismatch (the run then rolls back: nothing changed).
+    """
+    approved: DryRun | None = database._memo.get(_key(statement, parameters))
+    if approved is not None and approved.status not in ("done", "failed"):
+        return
+    again: DryRun | None = None
+    if approved is not None:
+        with rolled_back_within(connection) as scope:
+            again = _in_scope(scope, statement, parameters or {})
+    if again is None or approved is None or again.state() != approved.state():
+        raise ApprovalFingerprintMismatch(
+            "The data this statement changes is no longer what the approved dry run found "
+            "(another writer changed it between the approval and the run). The run was "
+            "rolled back: nothing changed. Call again to see a new preview and ask again.",
+            action="sql.execute",
+            approved=approved.state() if approved is not None else None,
+            found=again.state() if again is not None else None,
+        )
+
+
+def _key(statement: Statement, parameters: dict[str, Any] | None) -> tuple[Any, ...]:
+    return ("dry_run", statement.text, fingerprint(parameters))
+
+
+def _in_scope(scope: DryRunScope, statement: Statement, parameters: dict[str, Any]) -> DryRun:
+    sa = require("sqlalchemy", "run SQL")
+    try:
+        if statement.kind == "dml":
+            return _dml(sa, scope, statement, parameters)
+        return _ddl(sa, scope, statement, parameters)
+    except DryRunStopped:
+        return _stopped()
+    except sa.exc.SQLAlchemyError as exc:
+        if scope.deadline.passed():
             return _stopped()
-        except sa.exc.SQLAlchemyError as exc:
-            if scope.deadline.passed():
-                return _stopped()
-            return DryRun("failed", error_text(exc))
+        return DryRun("failed", error_text(exc))
 
 
 def _stopped() -> DryRun:
@@ -120,26 +167,30 @@ def _dml(sa: Any, scope: DryRunScope, statement: Statement, parameters: dict[str
     if statement.has_returning:
         rows = read_rows(connection.execute(sa.text(statement.text), parameters), scope.check)
         return DryRun("done", rowcount=rows.count, affected=rows)
-    returning = f"{statement.text[: statement.body_end]} RETURNING *"
-    try:
-        result = connection.execute(sa.text(returning), parameters)
-    except sa.exc.SQLAlchemyError:
-        if scope.deadline.passed():
-            raise
-        # RETURNING is not possible for this statement (a view, an old SQLite): count only.
-        scope.undo()
-        result = connection.execute(sa.text(statement.text), parameters)
-        count = result.rowcount
-        if count < 0:  # sqlite3 counts only statements starting with a DML keyword
-            count = connection.exec_driver_sql("SELECT changes()").scalar_one()
-        return DryRun(
-            "done",
-            "the affected rows could not be read (RETURNING not possible); only their count "
-            "is bound",
-            rowcount=int(count),
-        )
-    rows = read_rows(result, scope.check)
-    return DryRun("done", rowcount=rows.count, affected=rows)
+    if statement.main_at_top:
+        returning = f"{statement.text[: statement.body_end]} RETURNING *"
+        try:
+            result = connection.execute(sa.text(returning), parameters)
+        except sa.exc.SQLAlchemyError:
+            if scope.deadline.passed():
+                raise
+            # RETURNING is not possible for this statement (a view, an old SQLite).
+            scope.undo()
+        else:
+            rows = read_rows(result, scope.check)
+            return DryRun("done", rowcount=rows.count, affected=rows)
+    # The change sits inside a WITH, or RETURNING failed: count only.
+    result = connection.execute(sa.text(statement.text), parameters)
+    if result.returns_rows:
+        read_rows(result, scope.check)
+    count = result.rowcount
+    if count < 0:  # sqlite3 counts only statements starting with a DML keyword
+        count = connection.exec_driver_sql("SELECT changes()").scalar_one()
+    return DryRun(
+        "done",
+        "the affected rows could not be read (RETURNING not possible); only their count is bound",
+        rowcount=int(count),
+    )
 
 
 def _ddl(sa: Any, scope: DryRunScope, statement: Statement, parameters: dict[str, Any]) -> DryRun:

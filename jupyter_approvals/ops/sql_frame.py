@@ -5,15 +5,20 @@ The preview shows the frame (schema, row count, first rows) and the table as it 
 replaced; for ``"append"`` the row count before and after. ``"fail"`` with an existing table
 is refused before anything is asked. The fingerprint binds the frame and the table's current
 content (row count and a digest of all its rows, or "absent"): a table changed between the
-preview and the run refuses the run. Reading the whole table costs about one full scan.
+preview and the run refuses the run. On SQLite the run reads the table once more inside its
+own transaction, under the write lock, and writes only if it is still as approved. Reading
+the whole table costs about one full scan (two for a run on SQLite).
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import ApprovalInvalidArgument, ApprovalMissingDependency
+from ..core.errors import (
+    ApprovalFingerprintMismatch,
+    ApprovalInvalidArgument,
+    ApprovalMissingDependency,
+)
 from ..core.lease import require_lease
 from ..kernel.gate import protected
 from ._extras import require
@@ -30,7 +35,7 @@ from .sql_database import (
 
 if TYPE_CHECKING:
     import pandas as pd
-    from sqlalchemy.engine import Engine
+    from sqlalchemy.engine import Connection, Engine
 
 IF_EXISTS = ("fail", "replace", "append")
 
@@ -39,17 +44,16 @@ PREVIEW_COLUMNS = 20
 
 
 def _require_pandas() -> Any:
+    """pandas, or a missing dependency naming the ``sql`` extra (which brings pandas too).
+
+    ``require`` names the ``tables`` extra for pandas; someone writing to SQL also needs
+    SQLAlchemy, so ``sql`` is the one extra that makes this operation work.
+    """
     try:
-        return importlib.import_module("pandas")
-    except ImportError as exc:
-        raise ApprovalMissingDependency(
-            "The package 'pandas' is needed to write a DataFrame to SQL but is not installed "
-            "in this kernel's environment. Nothing ran. Install it with: "
-            "pip install 'jupyter-approvals[sql]'",
-            package="pandas",
-            extra="sql",
-            reason=str(exc),
-        ) from None
+        return require("pandas", "write a DataFrame to SQL")
+    except ApprovalMissingDependency as missing:
+        message = missing.message.replace("[tables]", "[sql]")
+        raise ApprovalMissingDependency(message, **{**missing.details, "extra": "sql"}) from None
 
 
 def _prepare(df: Any, name: Any, database: Any, if_exists: Any, index: Any) -> dict[str, Any]:
@@ -94,28 +98,48 @@ def _table(database: Database, name: str) -> _Table | None:
     """The table ``name`` now, or None if absent (read once per call)."""
     key = ("table", name)
     if key not in database._memo:
-        sa = require("sqlalchemy", "write a DataFrame to SQL")
         with database.engine.connect() as connection:
-            inspector = sa.inspect(connection)
-            if not inspector.has_table(name):
-                database._memo[key] = None
-            else:
-                columns = [(str(c["name"]), str(c["type"])) for c in inspector.get_columns(name)]
-                result = connection.execute(
-                    sa.text(f"SELECT * FROM {quoted_table(connection, name)}")
-                )
-                database._memo[key] = _Table(columns, read_rows(result))
+            database._memo[key] = _table_on(connection, name)
     found: _Table | None = database._memo[key]
     return found
+
+
+def _table_on(connection: Connection, name: str) -> _Table | None:
+    sa = require("sqlalchemy", "write a DataFrame to SQL")
+    inspector = sa.inspect(connection)
+    if not inspector.has_table(name):
+        return None
+    columns = [(str(c["name"]), str(c["type"])) for c in inspector.get_columns(name)]
+    result = connection.execute(sa.text(f"SELECT * FROM {quoted_table(connection, name)}"))
+    return _Table(columns, read_rows(result))
+
+
+def _state(table: _Table | None) -> dict[str, Any]:
+    if table is None:
+        return {"table": "absent"}
+    return {"table": {"columns": table.columns, **table.rows.state()}}
 
 
 def _subject(
     df: pd.DataFrame, name: str, database: Database, if_exists: str, index: bool
 ) -> dict[str, Any]:
-    table = _table(database, name)
-    if table is None:
-        return {"table": "absent"}
-    return {"table": {"columns": table.columns, **table.rows.state()}}
+    return _state(_table(database, name))
+
+
+def _check_unchanged(connection: Connection, database: Database, name: str) -> None:
+    """Inside the run's transaction (write lock held): is the table still as approved?"""
+    key = ("table", name)
+    approved = _state(database._memo[key]) if key in database._memo else None
+    found = _state(_table_on(connection, name))
+    if found != approved:
+        raise ApprovalFingerprintMismatch(
+            f"Table {name!r} is no longer what the approval saw (another writer changed it "
+            "between the approval and the run). The run was rolled back: nothing changed. "
+            "Call again to see a new preview and ask again.",
+            action="table.to_sql",
+            approved=approved,
+            found=found,
+        )
 
 
 def _summary(df: pd.DataFrame, name: str, database: Database, if_exists: str, index: bool) -> str:
@@ -205,5 +229,8 @@ def to_sql(
     require_lease("table.to_sql")
     target = database if isinstance(database, Database) else database_of(database)
     with run_transaction(target) as connection:
+        if target.is_sqlite:
+            # Under the write lock: the table is still what the approval saw.
+            _check_unchanged(connection, target, name)
         df.to_sql(name, connection, if_exists=if_exists, index=index)
     return len(df)

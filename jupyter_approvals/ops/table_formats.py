@@ -4,10 +4,17 @@ Reading the existing file back is only for the preview, so it is bounded: a file
 :data:`READ_LIMIT_BYTES` is not loaded (for Parquet its schema and row count still come from
 the file's footer), and any failure to read becomes a sentence for the preview instead of an
 error — the write itself stays possible.
+
+A CSV file keeps text, not types: read back with type guessing, the string key ``"001"``
+becomes the number 1 and an unnamed index column becomes ``Unnamed: 0``. So a CSV is
+compared as text on both sides: the existing file is read with every cell as text
+(:data:`CSV_READ`), and the new table is compared as the file it will write reads back
+with the same options (:func:`csv_names`, :func:`csv_frame`).
 """
 
 from __future__ import annotations
 
+import io
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +31,9 @@ LABELS = {"csv": "CSV", "parquet": "Parquet"}
 
 #: An existing file larger than this is not loaded for the preview's comparison.
 READ_LIMIT_BYTES = 256 * 1024 * 1024
+
+#: How both sides of a CSV comparison are read: every cell as its text, an empty cell as "".
+CSV_READ: dict[str, Any] = {"dtype": str, "keep_default_na": False}
 
 
 def format_for(path: Path, format: str | None) -> str | None:
@@ -83,7 +93,7 @@ def read_existing(pd: Any, path: Path, fmt: str, index: bool) -> Existing:
         return Existing(size=size, problem=problem)
     try:
         if fmt == "csv":
-            frame = pd.read_csv(path)
+            frame = pd.read_csv(path, **CSV_READ)
         else:
             frame = pd.read_parquet(path)
             if index and not _is_default_index(pd, frame.index):
@@ -115,3 +125,14 @@ def _parquet_footer(path: Path, size: int, problem: str) -> Existing:
 
 def _is_default_index(pd: Any, index: Any) -> bool:
     return isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
+
+
+def csv_names(pd: Any, df: Any, index: bool) -> list[Any]:
+    """The column names the CSV file written from ``df`` reads back with, index columns first."""
+    header = df.head(0).to_csv(index=index)
+    return list(pd.read_csv(io.StringIO(header), **CSV_READ).columns)
+
+
+def csv_frame(pd: Any, df: Any, index: bool) -> Any:
+    """``df`` as the CSV file written from it reads back with :data:`CSV_READ` (all text)."""
+    return pd.read_csv(io.StringIO(df.to_csv(index=index)), **CSV_READ)

@@ -4,7 +4,9 @@ The card shows the new table (schema, size, first rows) and, when a file is repl
 changes in it: columns added, removed or retyped, and rows added, removed or changed — by key
 when a key is given. The approval covers the DataFrame (every value, through the
 fingerprint's pandas encoding) and the current content of the file, so a file changed after
-the preview refuses the run. The file is replaced atomically and keeps its permission bits.
+the preview refuses the run. The path is resolved (symlinks followed) before anything is
+shown, so the card names the file really written; if it resolves elsewhere at write time,
+nothing is written. The file is replaced atomically and keeps its permission bits.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from .table_formats import (
     FORMATS,
     LABELS,
     SUFFIXES,
+    csv_frame,
+    csv_names,
     format_for,
     read_existing,
     require_pandas,
@@ -43,14 +47,15 @@ DIFF_LIMIT_BYTES = 512 * 1024 * 1024
 
 
 def _prepare(df: Any, path: Any, format: Any, key: Any, index: Any) -> dict[str, Any]:
-    """Check the arguments; return them normalized (absolute path, format name, key list)."""
+    """Check the arguments; return them normalized (real path, format name, key list)."""
     if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
         raise ApprovalInvalidArgument(
             f"path must be a file path (str or os.PathLike), got {type(path).__name__}. "
             "Nothing was asked or written.",
             argument="path",
         )
-    target = Path(os.path.abspath(os.fspath(path)))
+    # Resolved here, as the card must name the file a symlink leads to (even a dangling one).
+    target = Path(os.path.realpath(os.fspath(path)))
     if format is not None and not isinstance(format, str):
         raise ApprovalInvalidArgument(
             f"format must be one of {', '.join(FORMATS)} or None, got {type(format).__name__}. "
@@ -175,7 +180,9 @@ def _preview(df: Any, path: str, format: str, key: Any, index: bool) -> str:
     if rows:
         text.add(f"First {plural(min(rows, HEAD_ROWS), 'row')}:")
         text.extend(_head_lines(pd, new), "first-row lines")
-    if exists:
+    if exists and format == "csv":
+        _add_csv_changes(text, pd, df, target, key, index, deadline)
+    elif exists:
         _add_changes(text, pd, new, target, format, key, index, deadline)
     return text.render()
 
@@ -213,25 +220,80 @@ def _add_changes(
     old = existing.frame
     _add_column_changes(text, diff_columns(old, new), types=True)
     text.add(f"  Rows: {len(old):,} -> {len(new):,}")
+    if key is None or _row_diff_skipped(text, old, new, key, deadline):
+        return
+    _add_row_changes(text, diff_rows(pd, old, new, key), key)
+
+
+def _add_csv_changes(
+    text: PreviewText,
+    pd: Any,
+    df: Any,
+    target: Path,
+    key: list[Hashable] | None,
+    index: bool,
+    deadline: Deadline,
+) -> None:
+    """Compare with a CSV file as text: the file's cells against what the new file will hold."""
+    existing = read_existing(pd, target, "csv", index)
+    text.add(f"Changes against the existing file ({size_text(existing.size)}):")
+    if existing.problem is not None:
+        text.add(f"  Note: {existing.problem}.")
+    if existing.frame is None:
+        return
+    old = existing.frame
+    try:
+        names = csv_names(pd, df, index)
+    except Exception as exc:  # a frame CSV cannot render only changes what the preview says
+        text.add(f"  Note: the new table's CSV header could not be read back: {exc}.")
+        return
+    # Index columns come first in the file, then df's columns in order.
+    offset = df.index.nlevels if index else 0
+    if len(names) != offset + len(df.columns):
+        text.add("  Note: the new table's CSV header does not map to its columns; not compared.")
+        return
+    new_types = {
+        name: str(
+            df.index.get_level_values(at).dtype if at < offset else df.dtypes.iloc[at - offset]
+        )
+        for at, name in enumerate(names)
+    }
+    columns = ColumnDiff(
+        added=[(n, t) for n, t in new_types.items() if n not in old.columns],
+        removed=[(n, "text") for n in old.columns if n not in new_types],
+    )
+    _add_column_changes(text, columns, types=False)
+    text.add(f"  Rows: {len(old):,} -> {len(df):,}")
     if key is None:
         return
+    key_names = [names[offset + df.columns.get_loc(name)] for name in key]
+    if _row_diff_skipped(text, old, df, key_names, deadline):
+        return
+    new = csv_frame(pd, df, index)
+    _add_row_changes(text, diff_rows(pd, old, new, key_names), key)
+
+
+def _row_diff_skipped(
+    text: PreviewText, old: Any, new: Any, key: list[Hashable], deadline: Deadline
+) -> bool:
+    """Say why rows cannot be compared by key, if they cannot; True then."""
     missing = [name for name in key if name not in old.columns]
     if missing:
         text.add(
             f"  Rows by key: the existing file has no column {', '.join(map(repr, missing))}; "
             "rows cannot be matched by key."
         )
-        return
+        return True
     if deadline.passed():
         text.note("Row changes by key were not computed: reading the existing file took too long.")
-        return
+        return True
     if new.memory_usage(index=False).sum() > DIFF_LIMIT_BYTES:
         text.note(
             "Row changes by key were not computed: the new table is too large to compare "
             "in the preview."
         )
-        return
-    _add_row_changes(text, diff_rows(pd, old, new, key), key)
+        return True
+    return False
 
 
 def _names_only(old_types: dict[Any, str], new: Any) -> ColumnDiff:
@@ -321,6 +383,6 @@ def write_table(
     atomically and keeps its permission bits. Returns the absolute path written.
     """
     require_lease("table.write")
-    with atomic_path(path) as temp:
+    with atomic_path(path, expected=os.path.abspath(path)) as temp:
         write_frame(df, temp, str(format), index)
     return str(path)

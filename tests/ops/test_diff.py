@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from jupyter_approvals.ops import diff as diff_module
+from jupyter_approvals.ops import diff_match
 from jupyter_approvals.ops._preview import PREVIEW_BUDGET, Deadline, PreviewText
 from jupyter_approvals.ops.diff import (
     add_diff_preview,
@@ -90,7 +90,7 @@ def random_edit(rng, lines, alphabet):
 def test_hunks_turn_the_old_lines_into_the_new(alphabet_size, window, monkeypatch):
     # Given random edits of random files, with few distinct lines (many repeats) or many,
     # diffed by the forward scan (window 32) or by the patience diff alone (window 0)
-    monkeypatch.setattr(diff_module, "RESYNC_WINDOW", window)
+    monkeypatch.setattr(diff_match, "RESYNC_WINDOW", window)
     rng = random.Random(alphabet_size)
     alphabet = [f"line {n}\n".encode() for n in range(alphabet_size)]
     for _ in range(300):
@@ -115,7 +115,7 @@ def test_hunks_turn_the_old_lines_into_the_new(alphabet_size, window, monkeypatc
 
 @pytest.mark.parametrize("window", [0, 32])
 def test_a_big_file_with_scattered_changes_diffs_minimally(window, monkeypatch):
-    monkeypatch.setattr(diff_module, "RESYNC_WINDOW", window)
+    monkeypatch.setattr(diff_match, "RESYNC_WINDOW", window)
     # Given 20,000 unique lines with 1% of them replaced
     rng = random.Random(7)
     old = [f"{n},{rng.random()}\n".encode() for n in range(20_000)]

@@ -161,8 +161,8 @@ def test_a_failing_write_leaves_the_target_unchanged(session, csv, monkeypatch):
             return self.handle.write(chunk)
 
     @contextlib.contextmanager
-    def failing(path):
-        with real_replace(path) as handle:
+    def failing(path, expected=None):
+        with real_replace(path, expected) as handle:
             yield FailingHandle(handle)
 
     monkeypatch.setattr(files_module, "atomic_replace", failing)

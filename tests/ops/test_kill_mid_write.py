@@ -41,10 +41,10 @@ real_replace = files.atomic_replace
 
 
 @contextlib.contextmanager
-def paused_halfway(path):
+def paused_halfway(path, expected=None):
     # The real atomic replacement, whose writes stop once half the payload is on disk: the
     # parent kills this process there, so the kill always lands mid-write.
-    with real_replace(path) as handle:
+    with real_replace(path, expected) as handle:
 
         class Handle:
             written = 0

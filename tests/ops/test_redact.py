@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from jupyter_approvals.ops.redact import (
     is_secret_name,
+    redact_argv,
+    redact_command_line,
+    redact_form,
     redact_header,
     redact_json,
+    redact_json_text,
     redact_url,
+    redact_urls_in_text,
     redacted,
 )
 
@@ -30,6 +37,18 @@ from jupyter_approvals.ops.redact import (
         "X-Api-Key",
         "sig",
         "X-Amz-Signature",
+        "apiKey",
+        "APIKey",
+        "apikey",
+        "access_key",
+        "private_key",
+        "session_id",
+        "sessionId",
+        "sessionid",
+        "client_secret",
+        "X-CSRFToken",
+        "authtoken",
+        "api_keys",
     ],
 )
 def test_secret_looking_names_are_recognised(name):
@@ -37,7 +56,25 @@ def test_secret_looking_names_are_recognised(name):
 
 
 @pytest.mark.parametrize(
-    "name", ["PATH", "HOME", "PWD", "GIT_AUTHOR_NAME", "author", "LANG", "Accept", "page"]
+    "name",
+    [
+        "PATH",
+        "HOME",
+        "PWD",
+        "GIT_AUTHOR_NAME",
+        "author",
+        "LANG",
+        "Accept",
+        "page",
+        "keys",
+        "keyword",
+        "monkey",
+        "session",
+        "KEYBOARD_LAYOUT",
+        "max_tokens",
+        "tokenizer",
+        "to",
+    ],
 )
 def test_ordinary_names_are_not_secret(name):
     assert not is_secret_name(name)
@@ -55,26 +92,153 @@ def test_authorization_keeps_its_scheme_and_hides_the_credential():
     assert redact_header("Accept", "text/html") == "text/html"
 
 
-def test_url_password_and_secret_query_values_are_hidden_the_rest_kept_as_given():
+def test_url_user_info_is_masked_whole_and_secret_query_values_hidden():
     # Given a URL with user info, a secret query value and ordinary ones
     url = "https://me:p%40ss@host.example:8443/a%20b?q=x+y&access_token=abc&page=2#frag"
     # When it is redacted
     shown = redact_url(url)
-    # Then only the password and the token are hidden, nothing is re-encoded
+    # Then the user info and the token are hidden, nothing else is re-encoded
     assert shown == (
-        "https://me:[redacted: 4 characters]@host.example:8443/a%20b"
+        "https://***@host.example:8443/a%20b"
         "?q=x+y&access_token=[redacted: 3 characters]&page=2#frag"
     )
-    assert redact_url("http://user@host/") == "http://user@host/"
     assert redact_url("https://h/cb#access_token=xyz&state=1") == (
         "https://h/cb#access_token=[redacted: 3 characters]&state=1"
     )
 
 
-def test_json_values_under_secret_keys_are_hidden_at_any_depth():
-    value = {"user": "al", "auth": {"password": "pw", "otp": 1}, "items": [{"api_key": 12345}]}
-    assert redact_json(value) == {
-        "user": "al",
-        "auth": "[redacted: 28 characters]",
-        "items": [{"api_key": "[redacted: 5 characters]"}],
+def test_a_token_given_as_the_user_name_is_hidden():
+    # A token often is the whole user info (git over HTTPS)
+    assert redact_url("https://ghp_abcdefSECRET123@github.com/o/r.git") == (
+        "https://***@github.com/o/r.git"
+    )
+
+
+def test_a_bare_key_in_a_query_is_an_api_key():
+    assert redact_url("https://maps.example/api?key=AIza123&q=x") == (
+        "https://maps.example/api?key=[redacted: 7 characters]&q=x"
+    )
+
+
+def test_every_url_in_free_text_is_redacted():
+    # Given a git error message naming a URL with credentials, and one without
+    message = (
+        "fatal: unable to access 'https://bot:t0ken@git.example/r.git/': 403\n"
+        "hint: see https://docs.example/help?page=2"
+    )
+    # When it is redacted
+    shown = redact_urls_in_text(message)
+    # Then only the credentials are hidden
+    assert shown == (
+        "fatal: unable to access 'https://***@git.example/r.git/': 403\n"
+        "hint: see https://docs.example/help?page=2"
+    )
+
+
+def test_form_values_of_secret_names_are_hidden():
+    assert redact_form("user=bob&password=hunter2&next=%2F") == (
+        "user=bob&password=[redacted: 7 characters]&next=%2F"
+    )
+
+
+def test_json_scalars_under_secret_keys_are_hidden_containers_are_walked():
+    # Given payload under names that merely contain "key" or "session", and real secrets
+    value = {
+        "keys": ["prod-db", "backups"],
+        "session": {"delete_all": True},
+        "auth": {"password": "pw", "otp": 1, "enabled": True},
+        "items": [{"api_key": 12345}],
+        "tokens_used": 3,
+        "token": None,
+        "api_keys": ["k1", "k22"],
     }
+    # When it is redacted
+    # Then the payload stays visible and only secret scalars are replaced
+    assert redact_json(value) == {
+        "keys": ["prod-db", "backups"],
+        "session": {"delete_all": True},
+        "auth": {"password": "[redacted: 2 characters]", "otp": 1, "enabled": True},
+        "items": [{"api_key": "[redacted: 5 characters]"}],
+        "tokens_used": 3,
+        "token": None,
+        "api_keys": ["[redacted: 2 characters]", "[redacted: 3 characters]"],
+    }
+
+
+def test_json_text_keeps_repeated_keys_and_names_them():
+    # Given JSON text that repeats a key
+    text = '{"to":"alice","amount":10,"to":"attacker","auth":{"password":"pw"},"e":[]}'
+    # When it is rendered
+    lines, repeated = redact_json_text(text)
+    # Then every member is shown in order, secrets hidden, and the repeated key named
+    assert lines == [
+        "{",
+        '  "to": "alice",',
+        '  "amount": 10,',
+        '  "to": "attacker",',
+        '  "auth": {',
+        '    "password": "[redacted: 2 characters]"',
+        "  },",
+        '  "e": []',
+        "}",
+    ]
+    assert repeated == ["to"]
+    with pytest.raises(json.JSONDecodeError):
+        redact_json_text("{not json")
+
+
+def test_argv_secrets_are_hidden_and_the_rest_kept():
+    # Given an argv with secret options, an assignment, a header and a URL with credentials
+    argv = [
+        "curl",
+        "--password=pw1",
+        "--token",
+        "tok2",
+        "--api-key",
+        "-v",
+        "API_KEY=k3",
+        "-H",
+        "Authorization: Bearer b4",
+        "--user",
+        "me:pw5",
+        "https://u:pw6@host/x?q=1",
+        "--no-password",
+        "mydb",
+        "-pX",
+        "-u",
+        "me:pw7",
+    ]
+    # When it is redacted
+    shown = redact_argv(argv)
+    # Then the secret parts are hidden; single-letter options are left as they are
+    assert shown == [
+        "curl",
+        "--password=[redacted: 3 characters]",
+        "--token",
+        "[redacted: 4 characters]",
+        "--api-key",
+        "-v",
+        "API_KEY=[redacted: 2 characters]",
+        "-H",
+        "Authorization: Bearer [redacted: 2 characters]",
+        "--user",
+        "me:[redacted: 3 characters]",
+        "https://***@host/x?q=1",
+        "--no-password",
+        "mydb",
+        "-pX",
+        "-u",
+        "me:pw7",
+    ]
+
+
+def test_shell_line_secrets_are_hidden_best_effort():
+    line = (
+        'TOKEN="a b" curl -H "Authorization: Bearer xyz" --password hunter2 '
+        "--data-file=x.json https://u:p@h/ | my-password-tool arg"
+    )
+    assert redact_command_line(line) == (
+        'TOKEN="[redacted: 3 characters]" curl -H "Authorization: Bearer [redacted: 3 '
+        'characters]" --password [redacted: 7 characters] --data-file=x.json https://***@h/ '
+        "| my-password-tool arg"
+    )

@@ -54,7 +54,7 @@ def test_preview_shows_argv_program_cwd_input_and_timeout(session, tmp_path):
     assert f"  {shlex.join(argv)}" in info.preview.splitlines()
     assert f"program: {PY}" in info.preview
     assert f"in directory: {tmp_path}" in info.preview
-    assert "standard input: 3 bytes" in info.preview
+    assert "standard input (3 bytes, 1 line):\n  abc\n" in info.preview
     assert "timeout: 5 s" in info.preview
     assert "environment: the kernel's, unchanged" in info.preview
     assert info.summary.startswith(f"Run {shlex.join(argv)[:20]}")
@@ -146,6 +146,9 @@ def test_env_changes_are_listed_with_secrets_redacted_and_applied(session, tmp_p
     assert "  + GREETING=hi" in info.preview
     assert f"  + MY_API_TOKEN=[redacted: {len(token)} characters]" in info.preview
     assert "  - REMOVE_ME removed" in info.preview
+    # And the size of the environment the command receives, bound by the fingerprint
+    size = len(os.environ) + 1  # two added, one removed
+    assert f"with the changes below ({size} variables, bound by the fingerprint)" in info.preview
     # And the command receives the real value, without the removed variable
     decide(session, ask(lambda: run_command(argv, env=env)))
     assert run_command(argv, env=env).stdout == f"{token} False\n"
@@ -211,3 +214,111 @@ def test_writer_refuses_outside_a_lease(session):
     # When the function body is called directly, skipping the gate
     with pytest.raises(errors.ApprovalRequired):
         run_command.fn([PY, "-c", "pass"], cwd=os.getcwd(), env={})
+
+
+def test_standard_input_is_shown_like_a_command_line(session, tmp_path):
+    # Given a shell fed its script on standard input
+    script = 'rm -rf "$HOME/important"\n'
+    # When it is asked for
+    info = request_of(session, ask(lambda: run_command(["sh"], input=script, cwd=tmp_path)))
+    # Then the card shows what the shell will read, not just its size
+    assert 'standard input (25 bytes, 1 line):\n  rm -rf "$HOME/important"\n' in info.preview
+    assert info.summary.endswith("; standard input: 25 bytes)")
+
+
+def test_multi_line_input_is_listed_after_the_facts_with_control_characters_escaped(session):
+    # Given an input of several lines, one hiding text behind a carriage return and an escape
+    stdin = "echo one\necho safe\rrm -rf /\n\x1b[2Kecho two\n"
+    # When it is asked for
+    info = request_of(session, ask(lambda: run_command(["sh"], input=stdin)))
+    lines = info.preview.splitlines()
+    # Then the facts announce it and every line is listed, control characters made visible
+    assert "standard input: 41 bytes, 3 lines (listed below)" in lines
+    start = lines.index("standard input:")
+    assert lines[start + 1 : start + 4] == [
+        "  echo one",
+        "  echo safe\\rrm -rf /",
+        "  \\x1b[2Kecho two",
+    ]
+    assert lines.index("timeout: none") < start
+
+
+def test_a_huge_input_is_bounded_and_every_cut_announced(session):
+    # Given an input of 200,000 lines
+    stdin = "".join(f"echo line {i}\n" for i in range(200_000))
+    # When it is asked for
+    info = request_of(session, ask(lambda: run_command(["sh"], input=stdin)))
+    # Then the preview fits, shows the first lines and says what it left out
+    assert len(info.preview) <= PREVIEW_BUDGET
+    assert "standard input: 3,288,890 bytes (3.1 MiB), 200,000 lines (listed below)" in info.preview
+    assert "  echo line 0\n  echo line 1\n" in info.preview
+    assert "more standard input lines not shown" in info.preview
+    assert "more are sent and covered by the fingerprint" in info.preview
+
+
+def test_secret_values_in_argv_are_hidden_in_card_and_journal_but_passed(session, tmp_path):
+    # Given an argv carrying a password option, a token option and a URL with credentials
+    secrets = ("hunter2-pw", "tok-9876", "urlpass-1", "bearer-xyz")
+    argv = [
+        PY,
+        "-c",
+        "import sys; print(sys.argv[1:])",
+        "--password=hunter2-pw",
+        "--token",
+        "tok-9876",
+        "https://me:urlpass-1@example.com/repo.git",
+        "Authorization: Bearer bearer-xyz",
+    ]
+    # When it is asked for
+    info = request_of(session, ask(lambda: run_command(argv, cwd=tmp_path)))
+    # Then neither the preview, the summary nor the journal holds a secret
+    journal = session.journal.path.read_text()
+    for secret in secrets:
+        assert secret not in info.preview
+        assert secret not in info.summary
+        assert secret not in journal
+    assert "'--password=[redacted: 10 characters]'" in info.preview
+    assert "https://***@example.com/repo.git" in info.preview
+    assert "Values that look secret" in info.preview
+    # And once approved the command receives the real values
+    decide(session, ask(lambda: run_command(argv, cwd=tmp_path)))
+    output = run_command(argv, cwd=tmp_path).stdout
+    assert all(secret in output for secret in secrets)
+
+
+def test_secret_values_in_a_shell_line_are_hidden(session, tmp_path):
+    # Given a shell command line with a credential in a URL, an option and an assignment
+    line = "API_TOKEN=t0k3n git clone https://ghp_SECRET123@github.com/o/r.git --password 'p w'"
+    # When it is asked for
+    info = request_of(session, ask(lambda: run_command(line, shell=True, cwd=tmp_path)))
+    # Then none of them is shown
+    for secret in ("t0k3n", "ghp_SECRET123", "p w"):
+        assert secret not in info.preview + info.summary
+    assert "https://***@github.com/o/r.git" in info.preview
+    assert "API_TOKEN=[redacted: 5 characters]" in info.preview
+
+
+def test_a_changed_kernel_environment_after_the_approval_refuses(session, tmp_path, monkeypatch):
+    # Given an approved command that inherits the kernel's environment
+    script = write_script(tmp_path / "tool.py", "ran")
+    approve(session, lambda: run_command([str(script)], cwd=tmp_path))
+    # When a variable the command inherits is set in the kernel before the run
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "elsewhere"))
+    # Then the run refuses and nothing ran
+    with pytest.raises(errors.ApprovalFingerprintMismatch):
+        run_command([str(script)], cwd=tmp_path)
+    assert not (tmp_path / "ran.txt").exists()
+
+
+def test_a_removed_inherited_variable_after_the_approval_refuses(session, tmp_path, monkeypatch):
+    # Given an approved command, while the kernel has a variable set
+    monkeypatch.setenv("SOME_SETTING", "1")
+    script = write_script(tmp_path / "tool.py", "ran")
+    info = approve(session, lambda: run_command([str(script)], cwd=tmp_path))
+    assert f"unchanged ({len(os.environ)} variables, bound by the fingerprint)" in info.preview
+    # When the variable is removed before the run
+    monkeypatch.delenv("SOME_SETTING")
+    # Then the run refuses and nothing ran
+    with pytest.raises(errors.ApprovalFingerprintMismatch):
+        run_command([str(script)], cwd=tmp_path)
+    assert not (tmp_path / "ran.txt").exists()

@@ -198,12 +198,19 @@ def test_a_failing_statement_shows_the_error_in_the_preview(
     assert "the statement FAILED: OperationalError: no such table: nowhere" in info.preview
 
 
-def test_a_select_only_reads_and_returns_rows(session: KernelSession, shop: Path) -> None:
+def test_a_select_is_classified_by_keywords_and_returns_rows(
+    session: KernelSession, shop: Path
+) -> None:
     # Given a SELECT, When it is asked for, approved and run
     statement = "SELECT id, amount FROM orders WHERE id <= :n ORDER BY id"
     info = approve(session, lambda: execute_sql(url(shop), statement, {"n": 2}))
-    # Then the preview says it only reads, and the rows come back as tuples
-    assert "Dry run: none (SELECT only reads: nothing to dry-run)." in info.preview
+    # Then the preview says how it was classified without claiming it only reads
+    assert (
+        "Dry run: none (SELECT is classified by its keywords (not checked) as a read, so no "
+        "dry run is made; a function it calls could still change data)." in info.preview
+    )
+    assert "only reads" not in info.preview
+    # And the rows come back as tuples
     assert execute_sql(url(shop), statement, {"n": 2}) == [(1, 0), (2, 10)]
 
 
@@ -369,3 +376,131 @@ def test_a_slow_dry_run_is_stopped_and_changes_nothing(
     assert "Dry run (rolled back): STOPPED" in info.preview
     assert "binds the statement and its parameters only" in info.preview
     assert dump(shop) == before
+
+
+def offline_engine(url: str) -> Any:
+    """An engine of another dialect whose driver is a stand-in: never connected to."""
+    import types
+
+    import sqlalchemy as sa
+
+    driver = types.ModuleType("stand_in_driver")
+    driver.paramstyle = "format"  # type: ignore[attr-defined]
+    driver.__version__ = "1.31.2"  # type: ignore[attr-defined]
+    return sa.create_engine(url, module=driver)
+
+
+def test_a_statement_hidden_behind_an_e_string_is_refused_on_postgresql(
+    session: KernelSession,
+) -> None:
+    # Given a PostgreSQL database and a SELECT whose E'…' string hides a DROP TABLE
+    engine = offline_engine("postgresql+pg8000://user:pw@host/db")
+    statement = "SELECT E'\\'' ; DROP TABLE t; -- '"
+    # When it is called
+    with pytest.raises(errors.ApprovalInvalidArgument) as invalid:
+        execute_sql(engine, statement)
+    # Then it is refused before anything is asked, telling how to pass values instead
+    assert invalid.value.details["argument"] == "statement"
+    assert "named parameters" in invalid.value.message
+    assert session.store.pending() == []
+
+
+def test_a_data_changing_with_is_not_called_a_read(session: KernelSession) -> None:
+    # Given a PostgreSQL WITH whose CTE deletes rows and whose main statement is a SELECT
+    engine = offline_engine("postgresql+pg8000://user:pw@host/db")
+    statement = "WITH g AS (DELETE FROM t RETURNING *) SELECT * FROM g"
+    # When it is asked for
+    info = request_of(session, ask(lambda: execute_sql(engine, statement)))
+    # Then the card calls it a DELETE, and nothing says it only reads
+    assert info.summary == "Run SQL DELETE on postgresql+pg8000://user:***@host/db"
+    assert "no dry run on postgresql" in info.preview
+    assert "read" not in info.preview.split("Statement")[0]
+
+
+def test_a_long_statement_is_wrapped_so_nothing_of_it_is_hidden(
+    session: KernelSession, shop: Path
+) -> None:
+    # Given a statement whose end comes after 420 spaces (past one preview line)
+    statement = "UPDATE orders SET status = 'closed'" + " " * 420 + "WHERE id = 1 -- the end"
+    # When it is asked for
+    info = request_of(session, ask(lambda: execute_sql(url(shop), statement)))
+    # Then its end is visible, and the wrapped lines put together give the statement back
+    lines = info.preview.split("\n")
+    first = next(i for i, line in enumerate(lines) if line.startswith("Statement ("))
+    body = [lines[first + 1][2:]]
+    body += [line[4:] for line in lines[first + 2 :] if line.startswith("  ↪ ")]
+    assert "".join(body) == statement
+    assert "WHERE id = 1 -- the end" in info.preview
+    assert "more characters" not in info.preview
+
+
+def test_a_change_between_claim_and_write_rolls_back_and_refuses(
+    session: KernelSession, shop: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given an approved DELETE of the cancelled orders
+    call = lambda: execute_sql(url(shop), DELETE, {"status": "cancelled"})  # noqa: E731
+    approve(session, call)
+    # And another writer that adds a cancelled order after the claim's dry run, just
+    # before the run opens its transaction
+    body = execute_sql.fn
+
+    def late_writer(*args: Any, **kwargs: Any) -> Any:
+        run_sql(shop, "INSERT INTO orders (status, amount) VALUES ('cancelled', 1)")
+        return body(*args, **kwargs)
+
+    monkeypatch.setattr(execute_sql, "fn", late_writer)
+    # When the approved call runs
+    with pytest.raises(errors.ApprovalFingerprintMismatch) as mismatch:
+        call()
+    # Then it is refused and nothing was deleted (the late order is there too)
+    assert "nothing changed" in mismatch.value.message
+    assert [row[1] for row in dump(shop)["orders"]].count("cancelled") == 5
+
+
+def test_a_ddl_change_between_claim_and_write_refuses(
+    session: KernelSession, shop: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given an approved DROP TABLE, and a row added after the claim, before the write
+    call = lambda: execute_sql(url(shop), "DROP TABLE orders")  # noqa: E731
+    approve(session, call)
+    body = execute_sql.fn
+
+    def late_writer(*args: Any, **kwargs: Any) -> Any:
+        run_sql(shop, "INSERT INTO orders (status, amount) VALUES ('open', 5)")
+        return body(*args, **kwargs)
+
+    monkeypatch.setattr(execute_sql, "fn", late_writer)
+    # When the approved call runs, Then it is refused and the table is still there
+    with pytest.raises(errors.ApprovalFingerprintMismatch):
+        call()
+    assert len(dump(shop)["orders"]) == 11
+
+
+def test_no_other_writer_can_commit_while_the_run_checks(
+    session: KernelSession, shop: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given an approved DELETE, and another writer that tries to write while the run checks
+    from jupyter_approvals.ops import sql
+
+    call = lambda: execute_sql(url(shop), DELETE, {"status": "cancelled"})  # noqa: E731
+    approve(session, call)
+    check = sql.check_unchanged
+    refused: list[str] = []
+
+    def writer_during_check(*args: Any, **kwargs: Any) -> None:
+        other = sqlite3.connect(shop, timeout=0)
+        try:
+            with other:
+                other.execute("INSERT INTO orders (status, amount) VALUES ('cancelled', 1)")
+        except sqlite3.OperationalError as exc:
+            refused.append(str(exc))
+        finally:
+            other.close()
+        check(*args, **kwargs)
+
+    monkeypatch.setattr(sql, "check_unchanged", writer_during_check)
+    # When the approved call runs
+    # Then the other writer was locked out and the approved 4 rows were deleted
+    assert call() == 4
+    assert refused == ["database is locked"]
+    assert "cancelled" not in [row[1] for row in dump(shop)["orders"]]

@@ -160,6 +160,8 @@ def test_a_missing_package_names_the_sql_extra(
     with pytest.raises(errors.ApprovalMissingDependency) as missing:
         to_sql(FRAME, "sales", url(db), if_exists="replace")
     assert missing.value.details["extra"] == "sql"
+    assert "pip install 'jupyter-approvals[sql]'" in str(missing.value)
+    assert missing.value.details["package"] == module
     assert session.store.pending() == []
 
 
@@ -175,3 +177,28 @@ def test_the_preview_stays_bounded_for_a_huge_frame(session: KernelSession, db: 
     info = request_of(session, ask(lambda: to_sql(wide, "wide", url(db))))
     assert len(info.preview) <= PREVIEW_BUDGET
     assert "2,980 more columns not shown" in info.preview
+
+
+def test_a_table_changed_between_claim_and_write_rolls_back_and_refuses(
+    session: KernelSession, db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given an approved append, and another writer that changes the table after the
+    # claim read it, just before the run opens its transaction
+    call = lambda: to_sql(FRAME, "sales", url(db), if_exists="append")  # noqa: E731
+    approve(session, call)
+    body = to_sql.fn
+
+    def late_writer(*args: Any, **kwargs: Any) -> Any:
+        connection = sqlite3.connect(db)
+        with connection:
+            connection.execute("UPDATE sales SET units = 100 WHERE region = 'north'")
+        connection.close()
+        return body(*args, **kwargs)
+
+    monkeypatch.setattr(to_sql, "fn", late_writer)
+    # When the approved call runs
+    with pytest.raises(errors.ApprovalFingerprintMismatch) as mismatch:
+        call()
+    # Then it is refused and nothing was appended
+    assert "nothing changed" in mismatch.value.message
+    assert rows(db) == [("north", 100), ("south", 2)]

@@ -13,6 +13,7 @@ import pytest
 
 import jupyter_approvals as ja
 from jupyter_approvals.core import errors
+from jupyter_approvals.ops import tables as tables_module
 from jupyter_approvals.ops import write_table
 from jupyter_approvals.ops._preview import PREVIEW_BUDGET
 
@@ -221,14 +222,14 @@ def test_preview_by_key_shows_added_removed_changed_and_column_changes(session):
     new = sales([1, 2, 3, 5, 6], units=[10, 25, 30, 50, 60]).assign(note="x")
     # When its write is requested with the id key
     preview = request_of(session, ask(lambda: write_table(new, "sales.csv", key="id"))).preview
-    # Then the preview lists the changes by key and by column
+    # Then the preview lists the changes by key and by column (CSV keys are the file's text)
     assert "Replace " in preview
     assert "  Columns added (1): note (str)" in preview
     assert "  Rows: 4 -> 5" in preview
     assert "Rows by key (id): 2 added, 1 removed, 1 changed, 2 unchanged" in preview
-    assert "    added: 5, 6" in preview
-    assert "    removed: 4" in preview
-    assert "      2: units" in preview
+    assert "    added: '5', '6'" in preview
+    assert "    removed: '4'" in preview
+    assert "      '2': units" in preview
 
 
 def test_preview_without_key_shows_row_counts_and_retyped_columns(session):
@@ -251,8 +252,8 @@ def test_preview_reports_duplicate_keys(session):
     # When the write is requested with that key
     preview = request_of(session, ask(lambda: write_table(new, "sales.csv", key=["id"]))).preview
     # Then both duplicate sets are named
-    assert "Duplicate keys in the existing file: 1 key appears more than once (1)" in preview
-    assert "Duplicate keys in the new table: 2 keys appear more than once (2, 3)" in preview
+    assert "Duplicate keys in the existing file: 1 key appears more than once ('1')" in preview
+    assert "Duplicate keys in the new table: 2 keys appear more than once ('2', '3')" in preview
 
 
 def test_preview_says_when_the_existing_file_is_not_that_format_and_write_still_runs(session):
@@ -324,3 +325,73 @@ def test_nan_values_in_the_frame_survive_the_round_trip(session):
     write_table(frame, "n.parquet")
     # Then it reads back equal
     pd.testing.assert_frame_equal(pd.read_parquet("n.parquet"), frame)
+
+
+def test_a_dangling_symlink_is_shown_resolved_and_a_repointed_link_asks_again(session):
+    # Given out.csv, a symlink to a file that does not exist yet
+    Path("out.csv").symlink_to("a.csv")
+    frame = sales([1])
+    # When its write is approved
+    info = approve(session, lambda: write_table(frame, "out.csv"))
+    # Then the card names the file the link leads to
+    assert info.summary.startswith(f"Create CSV table {Path('a.csv').resolve()} ")
+    # And when the link is re-pointed to another missing file after the approval
+    Path("out.csv").unlink()
+    Path("out.csv").symlink_to("b.csv")
+    # Then the call asks again instead of writing the other file
+    pending = ask(lambda: write_table(frame, "out.csv"))
+    assert str(Path("b.csv").resolve()) in request_of(session, pending).summary
+    assert not Path("a.csv").exists()
+    assert not Path("b.csv").exists()
+
+
+def test_a_symlink_swapped_in_at_write_time_refuses_and_writes_nothing(session, monkeypatch):
+    # Given an approved write of out.csv
+    frame = sales([1])
+    approve(session, lambda: write_table(frame, "out.csv"))
+    # And out.csv becoming a symlink to another file once the run has started
+    real_require_lease = tables_module.require_lease
+
+    def swap_in_link(action):
+        real_require_lease(action)
+        Path("out.csv").symlink_to("elsewhere.csv")
+
+    monkeypatch.setattr(tables_module, "require_lease", swap_in_link)
+    # When it runs
+    with pytest.raises(errors.ApprovalFingerprintMismatch) as refused:
+        write_table(frame, "out.csv")
+    # Then it names both paths and writes neither
+    assert str(Path("out.csv").resolve()) in refused.value.message
+    assert refused.value.details["approved"] == str(Path.cwd() / "out.csv")
+    assert not Path("elsewhere.csv").exists()
+    assert Path("out.csv").is_symlink()
+
+
+@pytest.mark.parametrize("index", [False, True])
+def test_an_identical_csv_rewrite_shows_no_change(session, index):
+    # Given a CSV file written from a frame with text keys that look like numbers
+    frame = pd.DataFrame(
+        {"id": ["001", "002", "010"], "units": [1, 2, 3], "note": ["a", "", None]},
+        index=pd.Index([7, 8, 9]) if index else None,
+    )
+    frame.to_csv("same.csv", index=index)
+    # When the very same frame is to be written there again, by key
+    call = lambda: write_table(frame, "same.csv", key="id", index=index)  # noqa: E731
+    preview = request_of(session, ask(call)).preview
+    # Then the preview shows nothing changed: no column added, removed or retyped
+    assert "  Columns: unchanged (names)" in preview
+    assert "Rows by key (id): 0 added, 0 removed, 0 changed, 3 unchanged" in preview
+    assert "retyped" not in preview
+    assert "Unnamed" not in preview
+
+
+def test_a_csv_comparison_sees_text_changes_a_type_guess_would_hide(session):
+    # Given a CSV file whose key "001" a type guess would read as the number 1
+    pd.DataFrame({"id": ["001", "2"], "v": ["1.0", "x"]}).to_csv("t.csv", index=False)
+    # When a frame writing "1" as key and 1 (written as "1") as value is to replace it
+    new = pd.DataFrame({"id": ["1", "2"], "v": [1, "x"]})
+    preview = request_of(session, ask(lambda: write_table(new, "t.csv", key="id"))).preview
+    # Then the keys are compared as the file's text
+    assert "Rows by key (id): 1 added, 1 removed, 0 changed, 1 unchanged" in preview
+    assert "    added: '1'" in preview
+    assert "    removed: '001'" in preview

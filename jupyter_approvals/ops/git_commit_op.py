@@ -1,0 +1,229 @@
+"""git.commit: commit exactly what is staged, with exactly the approved message.
+
+A commit is approved for the index's tree (``git write-tree``), HEAD, the branch, the author
+and committer identity, and the git setting (program, steering environment, the config that
+starts hooks or signs; see ``git_setting``). Anything else staged or committed meanwhile, or a
+changed setting, refuses the run with APPROVAL_FINGERPRINT_MISMATCH. Hooks run as usual; a
+commit they changed is named by GitCommitDiffers.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.lease import require_lease
+from ..kernel.gate import protected
+from ._preview import PREVIEW_BUDGET, PREVIEW_SECONDS, Deadline, PreviewText
+from .git_command import (
+    GitCommandFailed,
+    GitCommitDiffers,
+    current_branch,
+    git_output,
+    git_prefix,
+    invalid,
+    rev_sha,
+    run_git,
+    toplevel,
+)
+from .git_setting import GitSetting, commit_config, git_setting, recall, remember
+
+#: Seconds ``git commit`` may take, hooks included.
+COMMIT_SECONDS = 600.0
+
+# Bytes of `git diff` output read for a preview; the rest is never read into memory.
+_STAT_BYTES = 128 * 1024
+_PATCH_BYTES = 32 * 1024
+_NO_COMMITS = "no commits yet"
+
+
+@dataclass(frozen=True)
+class _CommitState:
+    tree: str
+    head: str | None
+    branch: str | None
+    author: str
+    committer: str
+    setting: GitSetting
+
+
+def _ident(repo: str, which: str) -> str:
+    ident = git_output(
+        repo, "var", f"GIT_{which}_IDENT", what=f"git has no {which.lower()} identity configured"
+    )
+    return ident.rsplit(" ", 2)[0]  # drop the timestamp and zone: they change every second
+
+
+def _commit_state(repo: str) -> _CommitState:
+    setting = git_setting(repo, commit_config)
+    git_dir = git_output(repo, "rev-parse", "--absolute-git-dir", what="cannot read the repository")
+    for marker, doing in (("MERGE_HEAD", "merge"), ("CHERRY_PICK_HEAD", "cherry-pick"),
+                          ("REVERT_HEAD", "revert")):  # fmt: skip
+        if os.path.exists(os.path.join(git_dir, marker)):
+            raise invalid(
+                f"A {doing} is in progress in {repo}; git_commit commits plain staged changes "
+                f"only. Finish or abort the {doing} with git first.",
+                repository=repo,
+            )
+    tree = git_output(repo, "write-tree", what="the index cannot be written as a tree (conflicts?)")
+    return _CommitState(
+        tree=tree,
+        head=rev_sha(repo, "HEAD"),
+        branch=current_branch(repo),
+        author=_ident(repo, "AUTHOR"),
+        committer=_ident(repo, "COMMITTER"),
+        setting=setting,
+    )
+
+
+def _prepare_commit(message: object, repo: object) -> dict[str, Any]:
+    if not isinstance(message, str) or not message.strip():
+        raise invalid("git_commit needs a non-empty commit message (str).", argument="message")
+    if "\x00" in message:
+        raise invalid("A commit message cannot contain NUL characters.", argument="message")
+    return {"message": message, "repo": toplevel(repo)}
+
+
+def _commit_subject(message: str, repo: str) -> dict[str, Any]:
+    state = remember(("commit", repo), _commit_state(repo))
+    return {
+        "repository": repo,
+        "tree": state.tree,
+        "head": state.head or _NO_COMMITS,
+        "branch": state.branch or "detached HEAD",
+        "author": state.author,
+        "committer": state.committer,
+        "git": state.setting.subject(),
+    }
+
+
+def _commit_summary(message: str, repo: str) -> str:
+    subject = message.strip().splitlines()[0]
+    return f"git commit in {os.path.basename(repo)}: {subject[:120]}"
+
+
+def _base_tree(repo: str, head: str | None) -> str:
+    if head is not None:
+        return head
+    return git_output(
+        repo, "hash-object", "-t", "tree", "/dev/null", what="cannot name the empty tree"
+    )
+
+
+def _commit_preview(message: str, repo: str) -> str:
+    state: _CommitState = recall(("commit", repo)) or _commit_state(repo)
+    deadline = Deadline()
+    base = _base_tree(repo, state.head)
+    diff = ("diff", "--no-ext-diff", "--no-color", "--no-renames")
+    trees = (base, state.tree)
+    shortstat = git_output(
+        repo, *diff, "--shortstat", *trees, what="cannot diff the staged changes"
+    )
+    if not shortstat:
+        # Refused here, not in prepare: at run time a changed index must report a mismatch.
+        raise invalid(f"Nothing is staged in {repo}; stage changes with git add first.")
+    text = PreviewText()
+    text.add(f"Commit the staged changes of {repo}")
+    head = state.head[:12] if state.head else _NO_COMMITS
+    text.add(f"  branch: {state.branch or 'detached HEAD'}   HEAD: {head}")
+    text.add(f"  author: {state.author}")
+    if state.committer != state.author:
+        text.add(f"  committer: {state.committer}")
+    text.add("  hooks: the repository's commit hooks run as usual (they may change the commit)")
+    text.extend(state.setting.card_lines(), kind="environment variables")
+    text.add(f"staged: {shortstat}")
+    text.add("message:")
+    # The message may use a quarter of the budget; the files and the patch need the rest.
+    shown = PreviewText(PREVIEW_BUDGET // 4)
+    shown.extend((f"  {line}" for line in message.splitlines()), kind="message lines")
+    text.extend(shown.render().splitlines(), kind="message lines")
+    stat, complete = git_prefix(
+        repo, *diff, "--stat=200,160", *trees, limit=_STAT_BYTES, timeout=PREVIEW_SECONDS
+    )
+    stat_lines = stat.splitlines()[:-1]  # the summary line, or a line cut short
+    text.add("files:")
+    text.extend((f"  {line}" for line in stat_lines), kind="files")
+    files = int(shortstat.split()[0])
+    text.left_out(files - len(stat_lines), "files")
+    if not deadline.passed() and not text.full:
+        patch, complete = git_prefix(
+            repo, *diff, "-p", *trees, limit=_PATCH_BYTES, timeout=PREVIEW_SECONDS
+        )
+        text.add("patch (start):")
+        lines = patch.splitlines()
+        if not complete and lines:
+            lines.pop()  # a cut last line
+        text.extend((f"  {line}" for line in lines), kind="patch lines")
+        if not complete:
+            text.note(f"The patch is longer than the {_PATCH_BYTES // 1024} KiB previewed.")
+    else:
+        text.note("The patch is not previewed (time or space used up); the stat above is complete.")
+    return text.render()
+
+
+def _stored_message(message: str) -> str:
+    # --cleanup=verbatim keeps the message byte for byte; git only ends it with a newline.
+    return message if message.endswith("\n") else message + "\n"
+
+
+def _check_commit(repo: str, sha: str, message: str, state: _CommitState) -> None:
+    """GitCommitDiffers unless commit ``sha`` has the approved tree, parent and message."""
+    code, raw, err = run_git(repo, "cat-file", "commit", sha, via=state.setting.run)
+    if code != 0:
+        raise GitCommandFailed(f"Commit {sha} was made in {repo} but cannot be read: {err}", err)
+    # The raw object, unstripped: headers, one empty line, then the message exactly as stored.
+    headers, _, body = raw.partition("\n\n")
+    fields = [line.partition(" ") for line in headers.split("\n")]
+    tree = next((value for name, _, value in fields if name == "tree"), "")
+    parents = [value for name, _, value in fields if name == "parent"]
+    problems = []
+    if tree != state.tree:
+        problems.append(f"its tree {tree[:12]} is not the approved tree {state.tree[:12]}")
+    if parents != ([state.head] if state.head else []):
+        shown = " ".join(parent[:12] for parent in parents) or "none"
+        problems.append(f"its parent {shown} is not the approved HEAD")
+    if body != _stored_message(message):
+        problems.append("its message is not the approved message")
+    if problems:
+        raise GitCommitDiffers(
+            f"Commit {sha} was made in {repo} but differs from what was approved: "
+            f"{'; '.join(problems)}. A hook changed it; inspect it with `git show {sha[:12]}` "
+            "and undo it with `git reset --soft HEAD~1` if it is not wanted.",
+            sha,
+        )
+
+
+@protected(
+    "git.commit",
+    summary=_commit_summary,
+    preview=_commit_preview,
+    subject=_commit_subject,
+    target="repo",
+    prepare=_prepare_commit,
+)
+def git_commit(message: str, *, repo: str | os.PathLike[str] = ".") -> str:
+    """Commit exactly what is staged in ``repo`` with ``message``; return the new commit's sha.
+
+    Not ``git commit -a``: unstaged changes stay out. The message is kept verbatim (no
+    whitespace or comment clean-up). Hooks run as usual; if one changes what is committed,
+    GitCommitDiffers names the commit that was made.
+    """
+    require_lease("git.commit")
+    repo = os.fspath(repo)
+    state: _CommitState = recall(("commit", repo)) or _commit_state(repo)
+    code, _, err = run_git(
+        repo,
+        "commit",
+        "--quiet",
+        "--cleanup=verbatim",
+        "-m",
+        message,
+        timeout=COMMIT_SECONDS,
+        via=state.setting.run,
+    )
+    sha = rev_sha(repo, "HEAD")
+    if code != 0 or sha is None or sha == state.head:
+        raise GitCommandFailed(f"git commit failed in {repo}: {err or 'no commit was made'}", err)
+    _check_commit(repo, sha, message, state)
+    return sha

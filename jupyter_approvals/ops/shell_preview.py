@@ -1,0 +1,187 @@
+"""The card of ``run_command``: summary and preview, bounded, with secrets hidden.
+
+What a person reads is the command with the values that look secret hidden (see
+:func:`~jupyter_approvals.ops.redact.redact_argv`), the program that runs, the directory,
+the standard input (shown like command lines), the timeout and the environment. The
+fingerprint covers the real, unredacted command and input.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Mapping
+
+from ._preview import LINE_BUDGET, PreviewText, plural, size_text
+from .redact import (
+    is_secret_name,
+    redact_argv,
+    redact_command_line,
+    redact_urls_in_text,
+    redacted,
+)
+
+__all__ = ["INPUT_PREVIEW_CHARS", "MAX_NAMED_FILES", "SHELL", "shell_preview", "shell_summary"]
+
+#: The shell that runs ``shell=True`` command lines (what :mod:`subprocess` uses on POSIX).
+SHELL = "/bin/sh"
+
+#: Files named in the argv whose content the approval covers; more are named, not covered.
+MAX_NAMED_FILES = 20
+
+#: Characters of the standard input looked at for the preview; the fingerprint covers all.
+INPUT_PREVIEW_CHARS = 64 * 1024
+
+# Control characters could hide text in a terminal reading the journal; shown escaped
+# (\r, \x1b, ...). A tab stays a tab.
+_VISIBLE = {
+    code: ("\\r" if code == 13 else f"\\x{code:02x}")
+    for code in (*range(0x00, 0x09), *range(0x0A, 0x20), 0x7F)
+}
+
+_HIDDEN_NOTE = (
+    "Values that look secret (passwords, tokens, credentials in URLs and headers) are hidden "
+    "here; the approval covers the real {what}. Single-letter options such as -p or -u are "
+    "not recognised as secret."
+)
+
+
+def text_lines(text: str) -> list[str]:
+    """``text`` split at line feeds only (what ``sh`` does), control characters escaped."""
+    lines = text.split("\n")
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()  # a final newline ends the last line; it does not start another
+    return [line.translate(_VISIBLE) for line in lines]
+
+
+def shell_summary(command: str | list[str], cwd: str, shell: bool, input: str | None = None) -> str:
+    """One line for the card and the journal: the command, secrets hidden, and where."""
+    shown = redact_command_line(command) if isinstance(command, str) else _argv_line(command)
+    line = " ".join(shown.split())
+    if len(line) > 80:
+        line = line[:79] + "…"
+    where = os.path.basename(cwd) or cwd
+    stdin = "" if input is None else f"; standard input: {_input_size(input)}"
+    run = f"Run through {SHELL}: {line}" if shell else f"Run {line}"
+    return f"{run} (in {where}{stdin})"
+
+
+def _input_size(input: str) -> str:
+    return size_text(len(input.encode("utf-8", "replace")))
+
+
+def _argv_line(argv: list[str]) -> str:
+    return shlex.join(redact_argv(argv))
+
+
+def shell_preview(
+    *,
+    command: str | list[str],
+    cwd: str,
+    env: Mapping[str, str | None],
+    shell: bool,
+    timeout: float | None,
+    input: str | None,
+    executable: str,
+    named: list[str],
+    environment_size: int,
+) -> str:
+    """The command exactly as it runs (secrets hidden), where, with what input and environment.
+
+    ``executable`` is the resolved program, ``named`` the files named in the argv and
+    ``environment_size`` the number of variables the command receives.
+    """
+    text = PreviewText()
+    # Short facts come first; a long command or input is announced here and listed after
+    # them, so a huge argv cannot push the facts out of the preview.
+    listing: list[str] = []
+    if isinstance(command, str):
+        shown_line = redact_command_line(command)
+        hidden = shown_line != command
+        lines = text_lines(shown_line) or [""]
+        if len(lines) == 1 and len(lines[0]) + 2 <= LINE_BUDGET:
+            text.add(f"runs through {SHELL} -c:")
+            text.add(f"  {lines[0]}")
+        else:
+            text.add(f"runs through {SHELL} -c: (the {plural(len(lines), 'line')} below)")
+            listing = [f"  {line}" for line in lines]
+    else:
+        shown_argv = redact_argv(command)
+        hidden = shown_argv != command
+        line = shlex.join(shown_argv).translate(_VISIBLE)
+        if len(line) + 2 <= LINE_BUDGET:
+            text.add("runs (argv):")
+            text.add(f"  {line}")
+        else:
+            text.add(f"runs (argv of {plural(len(command), 'item')}, listed below)")
+            listing = [f"  {shlex.quote(item).translate(_VISIBLE)}" for item in shown_argv]
+    if hidden:
+        text.note(_HIDDEN_NOTE.format(what="command"))
+    real = os.path.realpath(executable)
+    text.add(f"program: {executable}" + (f" (-> {real})" if real != executable else ""))
+    text.add(f"in directory: {cwd}")
+    input_listing = _input_facts(text, input)
+    text.add(f"timeout: {timeout:g} s" if timeout is not None else "timeout: none")
+    if len(named) > MAX_NAMED_FILES:
+        text.note(
+            f"Only the first {MAX_NAMED_FILES} named files are covered by the fingerprint; "
+            f"{len(named) - MAX_NAMED_FILES:,} more are not."
+        )
+    if listing:
+        text.add("command:")
+        text.extend(listing, kind="command lines" if shell else "argv items")
+    if input_listing:
+        text.add("standard input:")
+        text.extend(input_listing, kind="standard input lines")
+    _environment(text, env, environment_size)
+    if named:
+        covered = named[:MAX_NAMED_FILES]
+        text.add(f"content of {plural(len(covered), 'named file')} is part of the approval:")
+        for path in covered:
+            text.add(f"  {path} ({size_text(os.path.getsize(path))})", kind="named files")
+    return text.render()
+
+
+def _input_facts(text: PreviewText, input: str | None) -> list[str]:
+    """Add the standard input's facts (one short line inline); return lines to list later."""
+    if input is None:
+        return []
+    size = _input_size(input)
+    if not input:
+        text.add("standard input: empty (0 bytes)")
+        return []
+    count = input.count("\n") + (not input.endswith("\n"))
+    head = input[:INPUT_PREVIEW_CHARS]
+    shown = redact_command_line(head)
+    if shown != head:
+        text.note(_HIDDEN_NOTE.format(what="standard input"))
+    lines = text_lines(shown)
+    if len(head) < len(input):
+        text.note(
+            f"Only the first {INPUT_PREVIEW_CHARS:,} characters of the standard input were "
+            f"looked at; {len(input) - len(head):,} more are sent and covered by the fingerprint."
+        )
+    if count == 1 and len(lines) == 1 and len(lines[0]) + 2 <= LINE_BUDGET:
+        text.add(f"standard input ({size}, 1 line):")
+        text.add(f"  {lines[0]}")
+        return []
+    text.add(f"standard input: {size}, {plural(count, 'line')} (listed below)")
+    return [f"  {line}" for line in lines]
+
+
+def _environment(text: PreviewText, env: Mapping[str, str | None], size: int) -> None:
+    bound = f"{plural(size, 'variable')}, bound by the fingerprint"
+    if not env:
+        text.add(f"environment: the kernel's, unchanged ({bound})")
+        return
+    text.add(f"environment: the kernel's with the changes below ({bound})")
+    text.add(f"environment changes ({len(env)}):")
+    current = os.environ
+    for name, value in env.items():
+        if value is None:
+            state = "removed" if name in current else "removed (not set now)"
+            text.add(f"  - {name} {state}", kind="environment changes")
+            continue
+        shown = redacted(value) if is_secret_name(name) else redact_urls_in_text(value)
+        mark = "~" if name in current else "+"
+        text.add(f"  {mark} {name}={shown.translate(_VISIBLE)}", kind="environment changes")
