@@ -20,11 +20,11 @@ import shutil
 import stat
 from typing import Any
 
-from ..core.errors import ApprovalInvalidArgument
 from ..core.lease import require_lease
 from ..kernel.gate import protected
 from ._atomic import atomic_replace
 from ._preview import Deadline, PreviewText, size_text
+from ._refusal import invalid_argument
 from .diff import add_diff_preview, is_binary
 from .file_tree import Entry, add_listing, describe, scan, tree_state
 from .files_state import FileState, peek, read_state, recall, remember
@@ -36,8 +36,7 @@ CHUNK = 1 << 20
 MAX_DIFF_BYTES = 64 << 20
 
 
-def _invalid(message: str, **details: Any) -> ApprovalInvalidArgument:
-    return ApprovalInvalidArgument(f"{message} Nothing was asked and nothing ran.", **details)
+_invalid = invalid_argument
 
 
 def _path_argument(value: object, name: str) -> str:

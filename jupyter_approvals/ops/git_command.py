@@ -13,16 +13,15 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shutil
 import signal
 import subprocess
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from ..core.errors import ApprovalInvalidArgument
+from ._refusal import invalid_argument
+from .redact import redact_urls_in_text
 
 #: Seconds a local git command may take (rev-parse, write-tree, diff).
 LOCAL_SECONDS = 30.0
@@ -46,7 +45,6 @@ RUNNER_VARIABLES: Mapping[str, str] = {
     "PAGER": "cat",
     "GIT_EDITOR": "true",
 }
-_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]+@")
 
 
 class GitCommandFailed(RuntimeError):
@@ -65,17 +63,14 @@ class GitCommitDiffers(GitCommandFailed):
         self.sha = sha
 
 
-def redact_url(text: str) -> str:
-    """``https://user:token@host/x`` -> ``https://***@host/x`` everywhere in ``text``."""
-    return _URL_USERINFO.sub(r"\1***@", text)
+#: ``https://user:token@host/x`` -> ``https://***@host/x`` everywhere in a text.
+redact_url = redact_urls_in_text
 
 
 # -- running git ---------------------------------------------------------------------------
 
 
-def invalid(message: str, **details: Any) -> ApprovalInvalidArgument:
-    """APPROVAL_INVALID_ARGUMENT with the sentence every refusal ends with."""
-    return ApprovalInvalidArgument(f"{message} Nothing was asked or run.", **details)
+invalid = invalid_argument
 
 
 @dataclass(frozen=True)

@@ -34,10 +34,11 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, unquote, urljoin, urlsplit
 
-from ..core.errors import ApprovalInvalidArgument, ApprovalRedirected
+from ..core.errors import ApprovalRedirected
 from ..core.lease import require_lease
 from ..kernel.gate import protected
 from ._preview import PreviewText
+from ._refusal import invalid_argument
 from .http_preview import body_preview
 from .redact import redact_header, redact_url
 
@@ -108,8 +109,7 @@ def _charset(content_type: str) -> str | None:
     return match.group(1) if match else None
 
 
-def _invalid(message: str, **details: Any) -> ApprovalInvalidArgument:
-    return ApprovalInvalidArgument(f"{message} Nothing was asked and nothing was sent.", **details)
+_invalid = invalid_argument
 
 
 def _prepare(

@@ -127,7 +127,8 @@ def is_secret_name(name: str) -> bool:
 
 def redacted(value: str | bytes) -> str:
     """What is shown instead of a secret: its length only, never any of its characters."""
-    return f"[redacted: {len(value):,} characters]"
+    unit = "character" if len(value) == 1 else "characters"
+    return f"[redacted: {len(value):,} {unit}]"
 
 
 def redact_header(name: str, value: str) -> str:

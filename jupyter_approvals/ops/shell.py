@@ -26,17 +26,16 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..core.errors import ApprovalInvalidArgument
 from ..core.fingerprint import FileContent
 from ..core.lease import require_lease
 from ..kernel.gate import protected
+from ._refusal import invalid_argument
 from .shell_preview import MAX_NAMED_FILES, SHELL, shell_preview, shell_summary
 
 __all__ = ["SHELL", "environment_digest", "run_command"]
 
 
-def _invalid(message: str, **details: Any) -> ApprovalInvalidArgument:
-    return ApprovalInvalidArgument(f"{message} Nothing was asked and nothing ran.", **details)
+_invalid = invalid_argument
 
 
 def _prepare(

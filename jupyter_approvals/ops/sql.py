@@ -25,6 +25,7 @@ from ..core.lease import require_lease
 from ..kernel.gate import protected
 from ._extras import require
 from ._preview import PreviewText, plural
+from ._refusal import invalid_argument
 from .sql_database import Database, database_of, dispose_engines, row_lines, run_transaction
 from .sql_dry_run import DryRun, check_unchanged, dry_run
 from .sql_frame import to_sql
@@ -86,10 +87,7 @@ def _checked_parameters(sa: Any, statement: str, parameters: Any) -> dict[str, A
     return given if parameters is not None else None
 
 
-def _invalid(message: str, **details: Any) -> Exception:
-    from ..core.errors import ApprovalInvalidArgument
-
-    return ApprovalInvalidArgument(f"{message}. Nothing was asked or run.", **details)
+_invalid = invalid_argument
 
 
 def _summary(database: Database, statement: str, parameters: dict[str, Any] | None) -> str:

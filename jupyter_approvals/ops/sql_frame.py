@@ -23,6 +23,7 @@ from ..core.lease import require_lease
 from ..kernel.gate import protected
 from ._extras import require
 from ._preview import PreviewText, plural
+from ._refusal import invalid_argument
 from .sql_database import (
     Database,
     Rows,
@@ -83,7 +84,7 @@ def _prepare(df: Any, name: Any, database: Any, if_exists: Any, index: Any) -> d
 
 
 def _invalid(message: str, argument: str) -> ApprovalInvalidArgument:
-    return ApprovalInvalidArgument(f"{message}. Nothing was asked or run.", argument=argument)
+    return invalid_argument(message, argument=argument)
 
 
 class _Table:

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 from ..core.errors import ApprovalInvalidArgument
+from ._refusal import invalid_argument
 
 #: Statements that change rows: a dry run (rolled back) counts what they would change.
 DML = frozenset({"INSERT", "UPDATE", "DELETE", "REPLACE", "MERGE", "UPSERT"})
@@ -346,6 +347,4 @@ def _kind(main: str, words: list[str]) -> str:
 
 
 def _invalid(message: str, **details: object) -> ApprovalInvalidArgument:
-    return ApprovalInvalidArgument(
-        f"{message}. Nothing was asked or run.", argument="statement", **details
-    )
+    return invalid_argument(message, argument="statement", **details)

@@ -201,3 +201,15 @@ def test_importing_the_ops_package_imports_no_optional_package():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     # Then none of the optional packages was loaded
     assert out.stdout.strip() == "[]"
+
+
+def test_every_operation_refuses_arguments_with_one_code_and_one_closing_sentence():
+    from jupyter_approvals.ops._refusal import invalid_argument
+
+    # When refusals are built with and without their own full stop
+    plain = invalid_argument("path must be a file", argument="path")
+    stopped = invalid_argument("path must be a file.")
+    # Then both read the same and say that nothing happened
+    assert plain.code == "APPROVAL_INVALID_ARGUMENT"
+    assert plain.message == stopped.message == "path must be a file. Nothing was asked or run."
+    assert plain.details == {"argument": "path"}

@@ -82,6 +82,7 @@ def test_ordinary_names_are_not_secret(name):
 
 def test_redacted_shows_only_the_length():
     assert redacted("hunter2") == "[redacted: 7 characters]"
+    assert redacted("x") == "[redacted: 1 character]"
 
 
 def test_authorization_keeps_its_scheme_and_hides_the_credential():
