@@ -23,11 +23,12 @@ from typing import Any
 from ..core.lease import require_lease
 from ..kernel.gate import protected
 from ._atomic import atomic_replace
+from ._handoff import peek, recall, remember
 from ._preview import Deadline, PreviewText, size_text
 from ._refusal import invalid_argument
 from .diff import add_diff_preview, is_binary
 from .file_tree import Entry, add_listing, describe, scan, tree_state
-from .files_state import FileState, peek, read_state, recall, remember
+from .files_state import FileState, read_state
 
 #: Bytes written per call, so a long write can be stopped between chunks.
 CHUNK = 1 << 20

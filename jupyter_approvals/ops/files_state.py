@@ -3,8 +3,8 @@
 The gate computes a call's subject (what the fingerprint covers) right before it renders
 the preview of a new request, in the same thread. A preview that read the file system a
 second time could show something else than what was fingerprinted if a file changed in
-between; so the subject keeps what it read (:func:`remember`) and the preview of the same
-call takes it (:func:`recall`), reading anew only when nothing was kept for that call.
+between; so the subject keeps what it read (``ops._handoff``) and the preview of the same
+call takes it, reading anew only when nothing was kept for that call.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,27 +19,6 @@ from ..core.fingerprint import FileContent
 
 #: Bytes read per call while hashing a file.
 CHUNK = 1 << 20
-
-_held = threading.local()
-
-
-def remember(key: tuple[Any, ...], state: Any) -> Any:
-    """Keep ``state`` for the preview of the call identified by ``key``; return it."""
-    _held.value = (key, state)
-    return state
-
-
-def peek(key: tuple[Any, ...]) -> Any:
-    """The state kept for ``key`` (None if another call's, or none), kept for later."""
-    held = getattr(_held, "value", None)
-    return held[1] if held is not None and held[0] == key else None
-
-
-def recall(key: tuple[Any, ...]) -> Any:
-    """As :func:`peek`, and forget it (a state is used by one preview only)."""
-    state = peek(key)
-    _held.value = None
-    return state
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..core.lease import require_lease
 from ..kernel.gate import protected
+from ._handoff import recall, remember
 from ._preview import PREVIEW_BUDGET, PREVIEW_SECONDS, Deadline, PreviewText
 from .git_command import (
     GitCommandFailed,
@@ -27,7 +28,7 @@ from .git_command import (
     run_git,
     toplevel,
 )
-from .git_setting import GitSetting, commit_config, git_setting, recall, remember
+from .git_setting import GitSetting, commit_config, git_setting
 
 #: Seconds ``git commit`` may take, hooks included.
 COMMIT_SECONDS = 600.0

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..core.lease import require_lease
 from ..kernel.gate import protected
+from ._handoff import recall, remember
 from ._preview import PreviewText, plural
 from .git_command import (
     REMOTE_SECONDS,
@@ -28,7 +29,7 @@ from .git_command import (
     run_git,
     toplevel,
 )
-from .git_setting import GitSetting, git_setting, push_config, recall, remember
+from .git_setting import GitSetting, git_setting, push_config
 
 #: Seconds ``git push`` may take, pre-push hook and transfer included.
 PUSH_SECONDS = 600.0

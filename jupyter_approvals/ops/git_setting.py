@@ -13,7 +13,7 @@ approved commit or push runs, or where it goes. So both subjects hold a :class:`
 
 The card lists the steering variables that are set, except the ordinary ones (:data:`ORDINARY`);
 secret-looking ones by name only. The subject computed right before a run hands its setting to
-the run (:func:`remember`, :func:`recall`), so the writer runs the very program and environment
+the run (``ops._handoff``), so the writer runs the very program and environment
 that were fingerprinted.
 """
 
@@ -23,7 +23,6 @@ import hashlib
 import os
 import re
 import shlex
-import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -173,25 +172,3 @@ def _shown(name: str, value: str, env: Mapping[str, str]) -> str:
             for k, eq, v in pairs
         )
     return f"{name}={redact_url(value)}"
-
-
-# -- hand-over from subject to preview and run ---------------------------------------------
-
-# The gate computes the subject right before it renders the preview (a new request) or runs
-# the body (an approval matched), in one thread. Handing that state over makes the preview
-# show, and the run use, exactly what was fingerprinted, not a second reading of a repository
-# (or an environment) that may have moved in between.
-_seen = threading.local()
-
-
-def remember(key: tuple[str, ...], state: Any) -> Any:
-    """Keep ``state`` for the preview or run of the call ``key``; return it."""
-    _seen.value = (key, state)
-    return state
-
-
-def recall(key: tuple[str, ...]) -> Any:
-    """The state remembered for ``key`` (once), or None."""
-    held = getattr(_seen, "value", None)
-    _seen.value = None
-    return held[1] if held is not None and held[0] == key else None
