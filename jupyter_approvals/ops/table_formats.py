@@ -15,7 +15,6 @@ with the same options (:func:`csv_names`, :func:`csv_frame`).
 from __future__ import annotations
 
 import io
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,11 +78,16 @@ class Existing:
     problem: str | None = None
 
 
-def read_existing(pd: Any, path: Path, fmt: str, index: bool) -> Existing:
-    """Load the file at ``path`` as ``fmt`` for comparison, within READ_LIMIT_BYTES."""
-    size = os.stat(path).st_size
+def read_existing(
+    pd: Any, path: Path, fmt: str, index: bool, size: int, data: bytes | None
+) -> Existing:
+    """Parse the file's content for comparison: ``data``, the bytes the fingerprint covered.
+
+    ``data`` is None when the file was larger than READ_LIMIT_BYTES; then only a Parquet
+    file's footer is read, for its schema and row count.
+    """
     label = LABELS[fmt]
-    if size > READ_LIMIT_BYTES:
+    if data is None:
         problem = (
             f"the existing file is too large to compare in the preview "
             f"(over {READ_LIMIT_BYTES // (1024 * 1024)} MiB); row changes are not shown"
@@ -93,9 +97,9 @@ def read_existing(pd: Any, path: Path, fmt: str, index: bool) -> Existing:
         return Existing(size=size, problem=problem)
     try:
         if fmt == "csv":
-            frame = pd.read_csv(path, **CSV_READ)
+            frame = pd.read_csv(io.BytesIO(data), **CSV_READ)
         else:
-            frame = pd.read_parquet(path)
+            frame = pd.read_parquet(io.BytesIO(data))
             if index and not _is_default_index(pd, frame.index):
                 frame = frame.reset_index()
     except Exception as exc:  # any parser failure only changes what the preview says

@@ -17,15 +17,17 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import ApprovalInvalidArgument
-from ..core.fingerprint import FileContent
 from ..core.lease import require_lease
 from ..kernel.gate import protected
 from ._atomic import atomic_path
+from ._handoff import peek, recall, remember
 from ._preview import Deadline, PreviewText, plural, size_text
+from .files_state import FileState, read_state
 from .table_diff import ColumnDiff, RowDiff, diff_columns, diff_rows
 from .table_formats import (
     FORMATS,
     LABELS,
+    READ_LIMIT_BYTES,
     SUFFIXES,
     csv_frame,
     csv_names,
@@ -145,13 +147,26 @@ def _key_columns(df: Any, key: Any) -> list[Hashable] | None:
     return names
 
 
+def _read_target(path: str) -> FileState:
+    return read_state(path, keep=READ_LIMIT_BYTES)
+
+
 def _subject(df: Any, path: str, format: str, key: Any, index: bool) -> dict[str, Any]:
-    # The frame is already part of the arguments; only the file's current content is added.
-    return {"content": FileContent(path)}
+    # The frame is already part of the arguments; the file's content and mode are added. One
+    # read gives both the digest approved here and the bytes the preview compares with.
+    state: FileState = remember(("table.write", path), _read_target(path))
+    return state.subject(path)
+
+
+def _target_state(path: str, keep: bool = True) -> FileState:
+    """The reading the subject of this call made (read anew only if there is none)."""
+    key = ("table.write", path)
+    kept = peek(key) if keep else recall(key)
+    return kept if kept is not None else _read_target(path)
 
 
 def _summary(df: Any, path: str, format: str, key: Any, index: bool) -> str:
-    verb = "Replace" if os.path.exists(path) else "Create"
+    verb = "Replace" if _target_state(path).size is not None else "Create"
     rows, columns = df.shape
     return (
         f"{verb} {LABELS[format]} table {path} "
@@ -165,7 +180,8 @@ def _preview(df: Any, path: str, format: str, key: Any, index: bool) -> str:
     pd = require_pandas(format)
     text = PreviewText()
     target = Path(path)
-    exists = target.is_file()
+    state = _target_state(path, keep=False)
+    exists = state.size is not None
     verb = "Replace" if exists else "Create"
     text.add(f"{verb} {path} ({LABELS[format]}{', with the index' if index else ''})")
     new = df.reset_index() if index else df
@@ -181,9 +197,9 @@ def _preview(df: Any, path: str, format: str, key: Any, index: bool) -> str:
         text.add(f"First {plural(min(rows, HEAD_ROWS), 'row')}:")
         text.extend(_head_lines(pd, new), "first-row lines")
     if exists and format == "csv":
-        _add_csv_changes(text, pd, df, target, key, index, deadline)
+        _add_csv_changes(text, pd, df, target, state, key, index, deadline)
     elif exists:
-        _add_changes(text, pd, new, target, format, key, index, deadline)
+        _add_changes(text, pd, new, target, state, format, key, index, deadline)
     return text.render()
 
 
@@ -201,13 +217,14 @@ def _add_changes(
     pd: Any,
     new: Any,
     target: Path,
+    state: FileState,
     fmt: str,
     key: list[Hashable] | None,
     index: bool,
     deadline: Deadline,
 ) -> None:
     """Compare the new table with the file it replaces, as far as size and time allow."""
-    existing = read_existing(pd, target, fmt, index)
+    existing = read_existing(pd, target, fmt, index, state.size or 0, state.data)
     text.add(f"Changes against the existing file ({size_text(existing.size)}):")
     if existing.problem is not None:
         text.add(f"  Note: {existing.problem}.")
@@ -230,12 +247,13 @@ def _add_csv_changes(
     pd: Any,
     df: Any,
     target: Path,
+    state: FileState,
     key: list[Hashable] | None,
     index: bool,
     deadline: Deadline,
 ) -> None:
     """Compare with a CSV file as text: the file's cells against what the new file will hold."""
-    existing = read_existing(pd, target, "csv", index)
+    existing = read_existing(pd, target, "csv", index, state.size or 0, state.data)
     text.add(f"Changes against the existing file ({size_text(existing.size)}):")
     if existing.problem is not None:
         text.add(f"  Note: {existing.problem}.")
@@ -383,6 +401,7 @@ def write_table(
     atomically and keeps its permission bits. Returns the absolute path written.
     """
     require_lease("table.write")
+    recall(("table.write", str(path)))  # the subject's reading is not needed any more
     with atomic_path(path, expected=os.path.abspath(path)) as temp:
         write_frame(df, temp, str(format), index)
     return str(path)

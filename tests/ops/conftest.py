@@ -63,3 +63,17 @@ def approve(session: KernelSession, call: Callable[[], Any]) -> RequestInfo:
     info = request_of(session, pending)
     decide(session, pending)
     return info
+
+
+def change_after_fingerprint(session, monkeypatch, change) -> None:
+    """Run ``change`` once, after the next call's fingerprint and before its card is made."""
+    real_claim = session.store.claim
+    done = []
+
+    def claim_after_change(*args, **kwargs):
+        if not done:
+            done.append(True)
+            change()
+        return real_claim(*args, **kwargs)
+
+    monkeypatch.setattr(session.store, "claim", claim_after_change)

@@ -10,7 +10,7 @@ from jupyter_approvals.core import errors
 from jupyter_approvals.ops import delete_path, move_path, write_file
 from jupyter_approvals.ops import files as files_module
 
-from .conftest import approve, ask, request_of
+from .conftest import approve, ask, change_after_fingerprint, request_of
 
 
 @pytest.fixture
@@ -18,20 +18,6 @@ def csv(session, tmp_path: Path) -> Path:
     path = tmp_path / "work" / "data.csv"
     path.write_text("id,name\n1,ann\n2,bob\n")
     return path
-
-
-def change_after_fingerprint(session, monkeypatch, change) -> None:
-    """Run ``change`` once, after the next call's fingerprint and before its card is made."""
-    real_claim = session.store.claim
-    done = []
-
-    def claim_after_change(*args, **kwargs):
-        if not done:
-            done.append(True)
-            change()
-        return real_claim(*args, **kwargs)
-
-    monkeypatch.setattr(session.store, "claim", claim_after_change)
 
 
 def test_the_write_preview_shows_the_content_that_was_fingerprinted(session, csv, monkeypatch):

@@ -1,0 +1,33 @@
+"""The table preview compares with the file content that was fingerprinted, not a later one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from jupyter_approvals.core import errors
+from jupyter_approvals.ops import write_table
+
+from .conftest import approve, change_after_fingerprint
+
+
+def test_the_table_preview_compares_with_the_content_that_was_fingerprinted(
+    session, tmp_path: Path, monkeypatch
+):
+    # Given a CSV table that another writer replaces right after the approval's reading of it
+    path = tmp_path / "work" / "sales.csv"
+    pd.DataFrame({"id": [1, 2], "units": [10, 20]}).to_csv(path, index=False)
+    later = pd.DataFrame({"id": [1, 2, 3, 4, 5], "units": [0, 0, 0, 0, 0]})
+    change_after_fingerprint(session, monkeypatch, lambda: later.to_csv(path, index=False))
+    new = pd.DataFrame({"id": [1, 2, 3], "units": [10, 20, 30]})
+    # When its replacement is asked for, keyed by id
+    info = approve(session, lambda: write_table(new, path, key="id"))
+    # Then the card compares with the two rows that were fingerprinted
+    assert "Rows: 2 -> 3" in info.preview
+    assert "Rows by key (id): 1 added, 0 removed, 0 changed, 2 unchanged" in info.preview
+    # And the approved call refuses, since the file is not what the card compared with
+    with pytest.raises(errors.ApprovalFingerprintMismatch):
+        write_table(new, path, key="id")
+    assert len(pd.read_csv(path)) == 5
