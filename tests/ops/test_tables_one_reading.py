@@ -31,3 +31,19 @@ def test_the_table_preview_compares_with_the_content_that_was_fingerprinted(
     with pytest.raises(errors.ApprovalFingerprintMismatch):
         write_table(new, path, key="id")
     assert len(pd.read_csv(path)) == 5
+
+
+def test_a_csv_too_large_to_compare_quickly_says_so(session, tmp_path: Path, monkeypatch):
+    from jupyter_approvals.ops import table_preview
+
+    # Given a CSV comparison limit smaller than the new table
+    monkeypatch.setattr(table_preview, "CSV_DIFF_LIMIT_CELLS", 5)
+    path = tmp_path / "work" / "sales.csv"
+    pd.DataFrame({"id": [1, 2], "units": [10, 20]}).to_csv(path, index=False)
+    new = pd.DataFrame({"id": [1, 2, 3], "units": [10, 20, 30]})
+    # When its replacement is asked for, keyed by id
+    info = approve(session, lambda: write_table(new, path, key="id"))
+    # Then the card gives the row counts and says why rows were not compared by key
+    assert "Rows: 2 -> 3" in info.preview
+    assert "Rows by key" not in info.preview
+    assert "the new table has 6 cells, more than the 5 a CSV preview compares" in info.preview
