@@ -163,7 +163,7 @@ def _raw_columns_hashed_in_parallel(frame: pd.DataFrame) -> dict[int, tuple[Any,
     hashlib releases the GIL while it hashes large buffers, so columns hash side by side;
     the encoding stays exactly the one of hashing them one after another.
     """
-    workers = min(os.cpu_count() or 1, 8)
+    workers = min(_usable_cpus(), 8)
     if workers < 2:
         return {}
     arrays: dict[int, Any] = {}
@@ -173,11 +173,21 @@ def _raw_columns_hashed_in_parallel(frame: pd.DataFrame) -> dict[int, tuple[Any,
             arrays[position] = frame.iloc[:, position].to_numpy()
     if len(arrays) < 2 or sum(a.nbytes for a in arrays.values()) < PARALLEL_MIN_BYTES:
         return {}
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fingerprint") as pool:
-        digests = pool.map(raw_digest, arrays.values())
-        return {
-            position: (arrays[position], d) for position, d in zip(arrays, digests, strict=True)
-        }
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fingerprint")
+    try:
+        digests = list(pool.map(raw_digest, arrays.values()))
+    except BaseException:
+        # Ctrl-C or a failure: columns not started yet are not hashed for nothing.
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    return {position: (arrays[position], d) for position, d in zip(arrays, digests, strict=True)}
+
+
+def _usable_cpus() -> int:
+    """CPUs this process may run on (its affinity where the system tells it)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
 
 
 def encode_values(holder: Any, sink: Sink, depth: int) -> None:

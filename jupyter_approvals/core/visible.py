@@ -3,37 +3,50 @@
 A file name, a diff line, a header value or an SQL statement can carry characters that change
 how the text around them looks: a carriage return that overwrites the start of a line,
 terminal escapes, Unicode line separators that split one line into two, bidirectional
-overrides that reverse what follows, zero-width characters. Every preview and summary passes
-through :func:`make_visible` before a card or the journal shows it: such characters are
-written as escapes (``\\x1b``, ``\\u202e``), so what a person reads is what the text holds.
+overrides that reverse what follows, zero-width and other invisible characters, tag
+characters that carry hidden text, lone surrogates that no frontend can receive. Every
+preview and summary passes through :func:`make_visible` before a card or the journal shows
+it: each such character is written as a marker naming its code point (``⟦U+202E⟧``), and the
+marker's own opening bracket is written the same way, so a marker in the text is never
+mistaken for a character that was escaped.
 """
 
 from __future__ import annotations
 
-_HIDING = [
-    *range(0x00, 0x20),  # C0 controls (tab and newline may be kept, see make_visible)
-    0x7F,  # DEL
-    *range(0x80, 0xA0),  # C1 controls, NEL (U+0085) among them
-    0x00AD,  # soft hyphen
-    *range(0x200B, 0x2010),  # zero-width spaces and joiners, LRM, RLM
-    0x2028,  # line separator
-    0x2029,  # paragraph separator
-    *range(0x202A, 0x202F),  # bidirectional embeddings and overrides
-    *range(0x2066, 0x206A),  # bidirectional isolates
-    0xFEFF,  # zero-width no-break space (byte order mark)
-]
+import re
+
+# Ranges of characters that are invisible, reorder or split text, or cannot be sent as UTF-8.
+_HIDING_RANGES = (
+    "\x00-\x08\x0b-\x1f"  # C0 controls except tab and newline (those two: see _LINE_BREAKS)
+    "\x7f-\x9f"  # DEL and the C1 controls (NEL among them)
+    "\xad"  # soft hyphen
+    "\u034f"  # combining grapheme joiner
+    "\u061c"  # Arabic letter mark (a bidirectional control)
+    "\u115f\u1160\u3164\uffa0"  # Hangul fillers, which render as blank space
+    "\u17b4\u17b5"  # Khmer inherent vowels, invisible
+    "\u180b-\u180f"  # Mongolian variation selectors and vowel separator
+    "\u200b-\u200f"  # zero-width space, joiners, left-to-right and right-to-left marks
+    "\u2028-\u202e"  # line and paragraph separators, bidirectional embeddings and overrides
+    "\u2060-\u206f"  # word joiner, invisible operators, bidirectional isolates
+    "\ufe00-\ufe0f"  # variation selectors
+    "\ufeff"  # zero-width no-break space (byte order mark)
+    "\ufff0-\ufffb"  # interlinear annotation and other specials
+    "\ud800-\udfff"  # lone surrogates (a file name that is not UTF-8)
+    "\ue000-\uf8ff"  # private use
+    "\U000e0000-\U000e0fff"  # tag characters and the variation selectors supplement
+    "\U000f0000-\U0010ffff"  # supplementary private use
+    "\u27e6"  # the marker's own opening bracket
+)
+_LINE_BREAKS = "\t\n"
+_KEEPING_LINES = re.compile(f"[{_HIDING_RANGES}]")
+_ONE_LINE = re.compile(f"[{_HIDING_RANGES}{_LINE_BREAKS}]")
 
 
-def _escape(code: int) -> str:
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-_TABLE: dict[int, str] = {code: _escape(code) for code in _HIDING}
-_TABLE_KEEPING_LINES: dict[int, str] = {
-    code: text for code, text in _TABLE.items() if code not in (0x09, 0x0A)
-}
+def _marker(match: re.Match[str]) -> str:
+    return f"⟦U+{ord(match.group()):04X}⟧"
 
 
 def make_visible(text: str, keep_lines: bool = True) -> str:
-    """``text`` with every hiding character escaped; tab and newline kept if ``keep_lines``."""
-    return text.translate(_TABLE_KEEPING_LINES if keep_lines else _TABLE)
+    """``text`` with every hiding character shown as ``⟦U+XXXX⟧``; tab and newline kept if
+    ``keep_lines``."""
+    return (_KEEPING_LINES if keep_lines else _ONE_LINE).sub(_marker, text)

@@ -20,6 +20,7 @@ from ..core import errors
 from ..core.fingerprint import fingerprint, short_fingerprint
 from ..core.lease import run_approved, run_approved_async
 from ..core.model import Lease, RequestInfo, Status, iso_utc
+from . import handoff
 from .preview import default_preview
 from .session import KernelSession
 
@@ -76,17 +77,23 @@ class ProtectedFunction(Generic[P, R]):
         if self._is_async:
             return self._call_async(args, kwargs)  # type: ignore[return-value]
         session = KernelSession.current()
-        lease, call = self._claim(session, args, kwargs)
-        return self._run(session, lease, call)
+        try:
+            lease, call = self._claim(session, args, kwargs)
+            return self._run(session, lease, call)
+        finally:
+            handoff.clear()  # what the subject read for this call ends with it
 
     async def _call_async(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         session = KernelSession.current()
-        lease, call = self._claim(session, args, kwargs)
-        coroutine_fn = cast(Callable[..., Awaitable[Any]], self.fn)
-        with _outcome_recorded(session, lease):
-            return await run_approved_async(
-                lease, coroutine_fn, *call.bound.args, **call.bound.kwargs
-            )
+        try:
+            lease, call = self._claim(session, args, kwargs)
+            coroutine_fn = cast(Callable[..., Awaitable[Any]], self.fn)
+            with _outcome_recorded(session, lease):
+                return await run_approved_async(
+                    lease, coroutine_fn, *call.bound.args, **call.bound.kwargs
+                )
+        finally:
+            handoff.clear()
 
     def _claim(
         self, session: KernelSession, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -121,13 +128,20 @@ class ProtectedFunction(Generic[P, R]):
         Returns the withdrawn request, or None if there was none.
         """
         session = KernelSession.current()
-        call = self._prepare(session, args, kwargs, check_journal=False)
+        try:
+            call = self._prepare(session, args, kwargs, check_journal=False)
+        finally:
+            handoff.clear()
         info = session.store.find_live(self.action, call.fingerprint, self._owner)
         return session.store.withdraw(info.id) if info is not None else None
 
     def fingerprint(self, *args: P.args, **kwargs: P.kwargs) -> str:
         """The fingerprint this call would be approved under, without asking anyone."""
-        return self._prepare(KernelSession.current(), args, kwargs, check_journal=False).fingerprint
+        session = KernelSession.current()
+        try:
+            return self._prepare(session, args, kwargs, check_journal=False).fingerprint
+        finally:
+            handoff.clear()
 
     # -- internals -----------------------------------------------------------------------
 

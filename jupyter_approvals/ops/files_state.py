@@ -3,7 +3,7 @@
 The gate computes a call's subject (what the fingerprint covers) right before it renders
 the preview of a new request, in the same thread. A preview that read the file system a
 second time could show something else than what was fingerprinted if a file changed in
-between; so the subject keeps what it read (``ops._handoff``) and the preview of the same
+between; so the subject keeps what it read (``kernel.handoff``) and the preview of the same
 call takes it, reading anew only when nothing was kept for that call.
 """
 

@@ -2,10 +2,10 @@
 
 Both run the ``git`` program (no Python git library: the user's own git, config, hooks and
 credential helpers behave as they do in a terminal), never waiting for a password
-(``git_command``). Each approval also covers the git program, the environment variables that
-steer git and the config that starts programs or redirects a push (``git_setting``), so
-nothing set after the approval changes what runs. The operations live in ``git_commit_op``
-and ``git_push_op``; this module is their public home.
+(``git_command``). Each approval also covers the git program, the whole environment git
+receives, the config that starts programs or redirects a push, and the hooks that will run
+(``git_setting``), so nothing set or edited after the approval changes what runs. The
+operations live in ``git_commit_op`` and ``git_push_op``; this module is their public home.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..core.errors import ApprovalFingerprintMismatch
 from ._refusal import invalid_argument
 from .redact import redact_urls_in_text
 
@@ -71,6 +72,21 @@ redact_url = redact_urls_in_text
 
 
 invalid = invalid_argument
+
+
+def nothing_kept(action: str, repo: str) -> ApprovalFingerprintMismatch:
+    """The refusal of a run that was handed no reading of its own subject.
+
+    Reading the repository again here would run with a program, environment and state nobody
+    approved; the run refuses instead (fails closed).
+    """
+    return ApprovalFingerprintMismatch(
+        f"{action} in {repo}: the reading of the repository that was fingerprinted for this "
+        "approval was not handed to the run, so what would run cannot be shown to be what was "
+        "approved. Nothing ran; call again to ask for a new approval.",
+        action=action,
+        repository=repo,
+    )
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,11 @@
 """git.commit: commit exactly what is staged, with exactly the approved message.
 
 A commit is approved for the index's tree (``git write-tree``), HEAD, the branch, the author
-and committer identity, and the git setting (program, steering environment, the config that
-starts hooks or signs; see ``git_setting``). Anything else staged or committed meanwhile, or a
-changed setting, refuses the run with APPROVAL_FINGERPRINT_MISMATCH. Hooks run as usual; a
-commit they changed is named by GitCommitDiffers.
+and committer identity, and the git setting (program, environment, the config that starts
+hooks or signs, the content of the commit hooks that will run; see ``git_setting``).
+Anything else staged or committed meanwhile, or a changed setting or hook, refuses the run with
+APPROVAL_FINGERPRINT_MISMATCH. Hooks run as usual; a commit they changed is named by
+GitCommitDiffers.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 from ..core.lease import require_lease
 from ..kernel.gate import protected
-from ._handoff import recall, remember
+from ..kernel.handoff import recall, remember
 from ._preview import PREVIEW_BUDGET, PREVIEW_SECONDS, Deadline, PreviewText
 from .git_command import (
     GitCommandFailed,
@@ -24,11 +25,12 @@ from .git_command import (
     git_output,
     git_prefix,
     invalid,
+    nothing_kept,
     rev_sha,
     run_git,
     toplevel,
 )
-from .git_setting import GitSetting, commit_config, git_setting
+from .git_setting import COMMIT_HOOKS, GitSetting, commit_config, git_setting
 
 #: Seconds ``git commit`` may take, hooks included.
 COMMIT_SECONDS = 600.0
@@ -57,7 +59,7 @@ def _ident(repo: str, which: str) -> str:
 
 
 def _commit_state(repo: str) -> _CommitState:
-    setting = git_setting(repo, commit_config)
+    setting = git_setting(repo, commit_config, COMMIT_HOOKS)
     git_dir = git_output(repo, "rev-parse", "--absolute-git-dir", what="cannot read the repository")
     for marker, doing in (("MERGE_HEAD", "merge"), ("CHERRY_PICK_HEAD", "cherry-pick"),
                           ("REVERT_HEAD", "revert")):  # fmt: skip
@@ -132,6 +134,7 @@ def _commit_preview(message: str, repo: str) -> str:
     if state.committer != state.author:
         text.add(f"  committer: {state.committer}")
     text.add("  hooks: the repository's commit hooks run as usual (they may change the commit)")
+    text.add(state.setting.hooks_line())
     text.extend(state.setting.card_lines(), kind="environment variables")
     text.add(f"staged: {shortstat}")
     text.add("message:")
@@ -212,7 +215,9 @@ def git_commit(message: str, *, repo: str | os.PathLike[str] = ".") -> str:
     """
     require_lease("git.commit")
     repo = os.fspath(repo)
-    state: _CommitState = recall(("commit", repo)) or _commit_state(repo)
+    state: _CommitState | None = recall(("commit", repo))
+    if state is None:
+        raise nothing_kept("git.commit", repo)
     code, _, err = run_git(
         repo,
         "commit",

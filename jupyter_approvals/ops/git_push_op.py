@@ -1,11 +1,11 @@
 """git.push: push exactly the approved commit to the branch of the same name, never forcing.
 
 A push is approved for the local commit, the remote's tip as ``git ls-remote`` sees it now,
-the push URL (after ``insteadOf`` rewriting), and the git setting (program, steering
-environment, and the config that redirects or transports the push: ``remote.<remote>.*``,
-``url.*.insteadOf``/``pushInsteadOf``, ``credential.*``, ``http.*``...; see ``git_setting``).
-Anything else committed or pushed meanwhile, or a changed setting, refuses the run with
-APPROVAL_FINGERPRINT_MISMATCH.
+the push URL (after ``insteadOf`` rewriting), and the git setting (program, environment,
+the config that redirects or transports the push: ``remote.<remote>.*``,
+``url.*.insteadOf``/``pushInsteadOf``, ``credential.*``, ``http.*``...; and the content of
+the pre-push hook if one will run; see ``git_setting``). Anything else committed or pushed
+meanwhile, or a changed setting or hook, refuses the run with APPROVAL_FINGERPRINT_MISMATCH.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 from ..core.lease import require_lease
 from ..kernel.gate import protected
-from ._handoff import recall, remember
+from ..kernel.handoff import recall, remember
 from ._preview import PreviewText, plural
 from .git_command import (
     REMOTE_SECONDS,
@@ -24,12 +24,13 @@ from .git_command import (
     current_branch,
     git_output,
     invalid,
+    nothing_kept,
     redact_url,
     rev_sha,
     run_git,
     toplevel,
 )
-from .git_setting import GitSetting, git_setting, push_config
+from .git_setting import PUSH_HOOKS, GitSetting, git_setting, push_config
 
 #: Seconds ``git push`` may take, pre-push hook and transfer included.
 PUSH_SECONDS = 600.0
@@ -82,7 +83,7 @@ def _prepare_push(remote: object, branch: object, repo: object) -> dict[str, Any
 
 
 def _push_state(remote: str, branch: str, repo: str) -> _PushState:
-    setting = git_setting(repo, push_config(remote))
+    setting = git_setting(repo, push_config(remote), PUSH_HOOKS)
     url = _push_url(repo, remote)
     local = rev_sha(repo, f"refs/heads/{branch}")
     if local is None:
@@ -152,6 +153,7 @@ def _push_preview(remote: str, branch: str, repo: str) -> str:
     text.add(f"Push {branch} from {repo}")
     text.add(f"  remote: {remote}  {redact_url(state.url)}")
     text.add(f"  {branch} ({state.local[:12]}) -> {remote} refs/heads/{branch}")
+    text.add(state.setting.hooks_line())
     text.extend(state.setting.card_lines(), kind="environment variables")
     if state.remote_tip is None:
         text.add(f"  new branch on the remote: {remote} has no branch {branch} now")
@@ -196,7 +198,9 @@ def git_push(
     repo = os.fspath(repo)
     assert branch is not None  # prepare fills in the current branch
     key = ("push", repo, remote, branch)
-    state: _PushState = recall(key) or _push_state(remote, branch, repo)
+    state: _PushState | None = recall(key)
+    if state is None:
+        raise nothing_kept("git.push", repo)
     refspec = f"{state.local}:refs/heads/{branch}"
     code, _, err = run_git(
         repo,

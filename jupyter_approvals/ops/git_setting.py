@@ -1,20 +1,26 @@
-"""What a git approval covers besides the repository: the program, its environment and config.
+"""What a git approval covers besides the repository: program, environment, config and hooks.
 
 git obeys far more than its arguments: ``GIT_SSH_COMMAND``, ``GIT_CONFIG_PARAMETERS``, a
-``core.hooksPath`` or a ``url.<base>.insteadOf`` set after an approval would change what the
-approved commit or push runs, or where it goes. So both subjects hold a :class:`GitSetting`:
+``core.hooksPath``, a ``url.<base>.insteadOf``, an edited hook or a ``BASH_ENV`` that a hook's
+shell reads, set after an approval, would change what the approved commit or push runs, or
+where it goes. So both subjects hold a :class:`GitSetting`:
 
 - the git program found on PATH: its path, the file it resolves to, and that file's content;
 - a digest of every variable that steers git (all ``GIT_*``, ``SSH_*``, ``LD_*`` and
   ``DYLD_*``, every ``*_proxy``/``*_PROXY``, ``PATH``, ``HOME``, ``XDG_CONFIG_HOME``,
   ``GNUPGHOME``, ``SSL_CERT_FILE``, ``SSL_CERT_DIR``, ``CURL_CA_BUNDLE``) as git receives them;
+- the sha256 of the complete environment git receives (hooks and helpers inherit all of it:
+  ``BASH_ENV``, ``PYTHONPATH``, ``PERL5OPT``, ``NODE_OPTIONS``...), as ``shell.run`` binds it;
 - a digest of the effective config entries (``git config --list``: every scope, includes,
-  ``GIT_CONFIG_*``) that start programs or decide where and how the operation goes.
+  ``GIT_CONFIG_*``) that start programs or decide where and how the operation goes;
+- the effective hooks directory (``git rev-parse --git-path hooks``, which honours
+  ``core.hooksPath``) and, for each hook the operation may run, its content if it exists as
+  an executable file (git runs it), else that it does not run.
 
 The card lists the steering variables that are set, except the ordinary ones (:data:`ORDINARY`);
-secret-looking ones by name only. The subject computed right before a run hands its setting to
-the run (``ops._handoff``), so the writer runs the very program and environment
-that were fingerprinted.
+secret-looking ones by name only; and the hooks that will run. The subject computed right
+before a run hands its setting to the run (``kernel.handoff``), so the writer runs the very
+program and environment that were fingerprinted.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from typing import Any
 from ..core.fingerprint import FileContent
 from .git_command import RUNNER_VARIABLES, GitRun, git_run, invalid, redact_url, run_git
 from .redact import is_secret_name
+from .shell import environment_digest
 
 _STEERING_NAMES = frozenset(
     {
@@ -64,6 +71,22 @@ ORDINARY = frozenset(
         *RUNNER_VARIABLES,
     }
 )
+
+#: Hooks ``git commit`` may run in the committing repository (``pre-auto-gc`` through the
+#: automatic maintenance a commit starts; ``reference-transaction`` when HEAD's branch moves).
+COMMIT_HOOKS = (
+    "pre-commit",
+    "prepare-commit-msg",
+    "commit-msg",
+    "post-commit",
+    "post-index-change",
+    "reference-transaction",
+    "pre-auto-gc",
+)
+#: Hooks ``git push`` may run in the pushing repository (``reference-transaction`` when the
+#: remote-tracking branch is updated). The remote's own hooks are the remote's business.
+PUSH_HOOKS = ("pre-push", "reference-transaction")
+_NOT_RUN = "absent or not executable: not run"
 
 # Config that makes git start a program, whatever the operation.
 _STARTS_PROGRAMS = r"core\.(hookspath|fsmonitor|sshcommand|askpass|gitproxy)"
@@ -102,24 +125,44 @@ class GitSetting:
     environment: str
     config: str
     shown: tuple[str, ...]
+    hooks_dir: str
+    #: Every hook the operation may run, in git's order, each with whether git runs it.
+    hooks: tuple[tuple[str, bool], ...]
 
     def subject(self) -> dict[str, Any]:
-        """The part of an operation's subject that pins program, environment and config."""
+        """The part of an operation's subject that pins program, environment, config, hooks."""
         return {
             "program": self.run.program,
             "program file": os.path.realpath(self.run.program),
             "program content": FileContent(self.run.program),
             "environment": self.environment,
+            "environment_sha256": environment_digest(self.run.env),
             "config": self.config,
+            "hooks directory": self.hooks_dir,
+            "hooks": [
+                {"name": name, "content": FileContent(self.hook_path(name)) if runs else _NOT_RUN}
+                for name, runs in self.hooks
+            ],
         }
+
+    def hook_path(self, name: str) -> str:
+        """Where git looks for the hook ``name``."""
+        return os.path.join(self.hooks_dir, name)
 
     def card_lines(self) -> list[str]:
         """``  environment: NAME=value`` for each steering variable that is not ordinary."""
         return [f"  environment: {line}" for line in self.shown]
 
+    def hooks_line(self) -> str:
+        """The card's line naming the hooks that will run and where they are."""
+        running = ", ".join(name for name, runs in self.hooks if runs) or "none"
+        return f"  hooks that will run: {running} (in {self.hooks_dir})"
 
-def git_setting(repo: str, config_covered: Callable[[str], bool]) -> GitSetting:
-    """Read the program, the environment git gets and the config ``config_covered`` selects."""
+
+def git_setting(
+    repo: str, config_covered: Callable[[str], bool], hooks: Iterable[str]
+) -> GitSetting:
+    """Read the program, environment, the config ``config_covered`` selects, and ``hooks``."""
     run = git_run()
     steering = {name: value for name, value in run.env.items() if steers_git(name)}
     code, listing, err = run_git(repo, "config", "--list", "-z", via=run)
@@ -127,16 +170,33 @@ def git_setting(repo: str, config_covered: Callable[[str], bool]) -> GitSetting:
         raise invalid(f"cannot read git's config: {err or 'git config failed'}.", repository=repo)
     entries = [entry for entry in listing.split("\0") if entry]
     covered = [entry for entry in entries if config_covered(entry.partition("\n")[0])]
+    hooks_dir = _hooks_dir(repo, run)
     return GitSetting(
         run=run,
         environment=_digest(part for item in sorted(steering.items()) for part in item),
         config=_digest(covered),  # in git's order: the last of repeated entries wins
+        hooks_dir=hooks_dir,
+        hooks=tuple((name, _runs(os.path.join(hooks_dir, name))) for name in hooks),
         shown=tuple(
             _shown(name, value, steering)
             for name, value in sorted(steering.items())
             if name not in ORDINARY
         ),
     )
+
+
+def _hooks_dir(repo: str, run: GitRun) -> str:
+    # Asked of the pinned program and environment: GIT_CONFIG_* may set core.hooksPath.
+    code, out, err = run_git(repo, "rev-parse", "--git-path", "hooks", via=run)
+    if code != 0:
+        raise invalid(f"cannot find the hooks directory: {err or 'git rev-parse failed'}.")
+    # Relative to the top level, where git runs hooks from (repo is always the top level).
+    return os.path.normpath(os.path.join(repo, out.rstrip("\n")))
+
+
+def _runs(path: str) -> bool:
+    # What git checks before running a hook: an executable file (a symlink is followed).
+    return os.path.isfile(path) and os.access(path, os.X_OK)
 
 
 def _digest(parts: Iterable[str]) -> str:

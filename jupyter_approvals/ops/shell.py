@@ -11,10 +11,12 @@ with APPROVAL_FINGERPRINT_MISMATCH and nothing runs.
 The card hides values that look secret (see :mod:`.shell_preview`); the fingerprint covers
 the real command, input and environment.
 
-The command runs with :func:`subprocess.run` (output captured as text); it returns the
-``CompletedProcess``. A non-zero exit status is returned, not raised: check ``returncode``.
-A timeout kills the command and raises ``subprocess.TimeoutExpired`` (the run is journaled
-as failed).
+The command runs with :func:`subprocess.run`; it returns the ``CompletedProcess`` with its
+output as text. The standard input is sent as exactly the UTF-8 encoding of the approved str
+(a str that has none, say with a lone surrogate, is refused before anything is asked); the
+output is decoded as UTF-8, undecodable bytes replaced. A non-zero exit status is returned,
+not raised: check ``returncode``. A timeout kills the command and raises
+``subprocess.TimeoutExpired`` (the run is journaled as failed).
 """
 
 from __future__ import annotations
@@ -67,6 +69,8 @@ def _prepare(
             f"{type(input).__name__}.",
             argument="input",
         )
+    if input is not None:
+        _input_bytes(input)  # refused here, before anything is asked, if it has no UTF-8 form
     arguments = {
         "command": command,
         "cwd": cwd,
@@ -77,6 +81,20 @@ def _prepare(
     }
     _executable(**arguments)  # a command that cannot be found is refused before anything is asked
     return arguments
+
+
+def _input_bytes(text: str) -> bytes:
+    """The bytes the command reads: ``text`` in UTF-8, strictly (nothing replaced)."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        # Replacing it (say with '?') would send the command something nobody approved.
+        raise _invalid(
+            f"input cannot be sent as UTF-8: the character {text[exc.start]!r} at index "
+            f"{exc.start} ({exc.reason}) has no UTF-8 form. Pass text without lone surrogates.",
+            argument="input",
+            index=exc.start,
+        ) from None
 
 
 def _check_command(command: Any, shell: bool) -> str | list[str]:
@@ -294,8 +312,9 @@ def run_command(
 
     ``command`` is the argv as a list (``["git", "status"]``), or with ``shell=True`` one
     command line for ``/bin/sh -c``. ``cwd`` defaults to the current directory; ``env`` holds
-    changes to the kernel's environment (``None`` removes a variable). Output is captured as
-    text (undecodable bytes replaced). A non-zero exit status is returned, not raised.
+    changes to the kernel's environment (``None`` removes a variable). ``input`` is sent as
+    UTF-8; output is captured and decoded as UTF-8 (undecodable bytes replaced). A non-zero
+    exit status is returned, not raised.
     """
     require_lease("shell.run")
     # _prepare made cwd absolute, env a dict and command a list (or a str with shell=True).
@@ -304,16 +323,23 @@ def run_command(
     argv = command if isinstance(command, str) else [os.fspath(item) for item in command]
     # Run exactly the program that was fingerprinted, not whatever PATH finds a moment later.
     executable = _executable(argv, cwd_text, changes, shell)
-    return subprocess.run(
+    # Bytes, not text=True: the locale's encoding could differ from the approved UTF-8 and
+    # would silently replace what it cannot encode.
+    done = subprocess.run(
         argv,
         cwd=cwd_text,
         env=_child_env(changes),
         shell=shell,
         executable=executable,
         timeout=timeout,
-        input=input,
+        input=None if input is None else _input_bytes(input),
         capture_output=True,
-        text=True,
-        errors="replace",
         check=False,
     )
+    return subprocess.CompletedProcess(
+        done.args, done.returncode, _text(done.stdout), _text(done.stderr)
+    )
+
+
+def _text(output: bytes) -> str:
+    return output.decode("utf-8", "replace")

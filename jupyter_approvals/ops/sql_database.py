@@ -11,7 +11,10 @@ SQLite transactions are opened by SQL rather than left to the driver: Python's s
 module starts a transaction only before INSERT/UPDATE/DELETE, so DDL would otherwise commit at
 once. Dry runs use a ``SAVEPOINT`` (DDL is transactional inside it too); real runs use
 ``BEGIN IMMEDIATE``, which takes the write lock at once, so the state checked at the start of
-the run is the state the statement changes: no other writer can commit in between.
+the run is the state the statement changes: no other writer can commit in between. Engines
+that open a transaction themselves on SQLAlchemy's begin (a ``"begin"`` event emitting
+``BEGIN``, as SQLAlchemy's sqlite docs recommend, or Python 3.12's ``autocommit=False``) get
+that empty transaction set aside for the run and given back afterwards.
 """
 
 from __future__ import annotations
@@ -168,22 +171,55 @@ def run_transaction(database: Database, atomic: bool = True) -> Iterator[Connect
     change before it writes (statements such as VACUUM that cannot run in a transaction
     pass ``atomic=False``).
     """
-    if not (database.is_sqlite and atomic):
+    if not database.is_sqlite:
         with database.engine.begin() as connection:
             yield connection
         return
     sa = require("sqlalchemy", "run SQL")
     with database.engine.connect() as connection:
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
-        try:
-            yield connection
-        except BaseException:
-            with contextlib.suppress(sa.exc.SQLAlchemyError):
-                # Fails only if SQLite already rolled the transaction back.
-                connection.exec_driver_sql("ROLLBACK")
-            raise
-        connection.exec_driver_sql("COMMIT")
-        connection.commit()  # ends SQLAlchemy's own bookkeeping; the driver has nothing left
+        # SQLAlchemy's begin first, so the engine's own "begin" hooks run as they always do.
+        connection.begin()
+        with _driver_transaction_set_aside(connection):
+            if not atomic:
+                yield connection
+            else:
+                connection.exec_driver_sql("BEGIN IMMEDIATE")
+                try:
+                    yield connection
+                except BaseException:
+                    with contextlib.suppress(sa.exc.SQLAlchemyError):
+                        # Fails only if SQLite already rolled the transaction back.
+                        connection.exec_driver_sql("ROLLBACK")
+                    raise
+                connection.exec_driver_sql("COMMIT")
+        # Ends SQLAlchemy's own transaction and the driver's empty one, if it had one.
+        connection.commit()
+
+
+@contextlib.contextmanager
+def _driver_transaction_set_aside(connection: Connection) -> Iterator[None]:
+    """Run the body outside the (empty) transaction the engine may have opened at begin.
+
+    Some engines open one on SQLAlchemy's begin: a "begin" event emitting BEGIN, as
+    SQLAlchemy's sqlite docs recommend, or Python 3.12's ``autocommit=False``, which keeps
+    one open at all times. Nothing has run in it yet: it is ended, so the run's own
+    transaction can take the write lock from the start (and VACUUM can run outside one).
+    Afterwards an empty one is opened again, because the driver's ``commit()`` and
+    ``rollback()`` under ``autocommit=False`` fail when there is none to end.
+    """
+    had_one = _driver_in_transaction(connection)
+    if had_one:
+        connection.exec_driver_sql("ROLLBACK")
+    try:
+        yield
+    finally:
+        if had_one and not _driver_in_transaction(connection):
+            connection.exec_driver_sql("BEGIN")
+
+
+def _driver_in_transaction(connection: Connection) -> bool:
+    """True if the DBAPI connection under ``connection`` has a transaction open."""
+    return bool(getattr(connection.connection.dbapi_connection, "in_transaction", False))
 
 
 class DryRunStopped(Exception):
@@ -199,6 +235,8 @@ def sqlite_rolled_back(database: Database, seconds: float) -> Iterator[DryRunSco
     """
     deadline = Deadline(seconds)
     with database.engine.connect() as connection:
+        connection.begin()  # the engine's own begin hooks first (see run_transaction)
+        had_one = _driver_in_transaction(connection)
         raw = connection.connection.dbapi_connection
         set_handler: Callable[..., None] | None = getattr(raw, "set_progress_handler", None)
         if set_handler is not None:
@@ -209,7 +247,7 @@ def sqlite_rolled_back(database: Database, seconds: float) -> Iterator[DryRunSco
         finally:
             if set_handler is not None:
                 set_handler(None, 0)
-            _roll_back(connection, raw)
+            _roll_back(connection, had_one)
 
 
 @contextlib.contextmanager
@@ -228,14 +266,38 @@ def rolled_back_within(connection: Connection) -> Iterator[DryRunScope]:
         connection.exec_driver_sql(f"RELEASE SAVEPOINT {_DRY_RUN}")
 
 
-def _roll_back(connection: Connection, raw: Any) -> None:
+def _roll_back(connection: Connection, had_one: bool) -> None:
+    """Undo the dry run and end its transaction; the connection goes back to the pool.
+
+    ``had_one``: the driver had a transaction open before the dry run's savepoint. Whether
+    one is open afterwards says nothing about the dry run (Python 3.12's autocommit=False
+    opens the next right after every rollback). What matters is whether the dry run's
+    changes are gone: the connection is thrown away only if that is unsure (for an
+    in-memory database with one kept connection, that would lose its content).
+    """
     sa = require("sqlalchemy", "run SQL")
-    with contextlib.suppress(sa.exc.SQLAlchemyError):
-        # Fails only if SQLite already rolled the transaction back (e.g. interrupted).
+    try:
         connection.exec_driver_sql(f"ROLLBACK TO SAVEPOINT {_DRY_RUN}")
-    connection.rollback()
-    if getattr(raw, "in_transaction", False):
-        # Still inside a transaction: never hand this connection back; closing it rolls back.
+        # Ends the transaction if the savepoint opened it (a driver in autocommit mode
+        # would not end it on rollback()); inside an outer one it only drops the savepoint.
+        connection.exec_driver_sql(f"RELEASE SAVEPOINT {_DRY_RUN}")
+        undone = True
+    except sa.exc.SQLAlchemyError:
+        # No savepoint any more: SQLite rolled the whole transaction back (e.g. the dry
+        # run was interrupted). Roll back whatever may still be open, in SQL, since a
+        # driver in autocommit mode ignores rollback(); it fails if nothing is open.
+        with contextlib.suppress(sa.exc.SQLAlchemyError):
+            connection.exec_driver_sql("ROLLBACK")
+        undone = not _driver_in_transaction(connection)
+        if undone and had_one:
+            # autocommit=False's rollback() fails if there is no transaction to end.
+            connection.exec_driver_sql("BEGIN")
+    try:
+        connection.rollback()  # SQLAlchemy's and the driver's own
+    except sa.exc.SQLAlchemyError:
+        undone = False
+    if not undone:
+        # The dry run's changes may still be there: never hand this connection back.
         connection.invalidate()
 
 

@@ -19,8 +19,8 @@ from typing import Any
 from ..core.errors import ApprovalInvalidArgument
 from ..core.lease import require_lease
 from ..kernel.gate import protected
+from ..kernel.handoff import peek, recall, remember
 from ._atomic import atomic_path
-from ._handoff import peek, recall, remember
 from ._preview import Deadline, PreviewText, plural
 from .files_state import FileState, read_state
 from .table_formats import (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import locale
 import os
 import shlex
 import sys
@@ -322,3 +323,37 @@ def test_a_removed_inherited_variable_after_the_approval_refuses(session, tmp_pa
     with pytest.raises(errors.ApprovalFingerprintMismatch):
         run_command([str(script)], cwd=tmp_path)
     assert not (tmp_path / "ran.txt").exists()
+
+
+def test_input_without_a_utf8_form_is_refused_before_anything_is_asked(session):
+    # Given standard input holding a lone surrogate, which has no UTF-8 form
+    stdin = "abc\udcff def"
+    # When the command is called with it
+    with pytest.raises(errors.ApprovalInvalidArgument) as invalid:
+        run_command([PY, "-c", "pass"], input=stdin)
+    # Then it is refused, naming the character, and nothing was asked
+    assert invalid.value.code == "APPROVAL_INVALID_ARGUMENT"
+    assert "'\\udcff' at index 3" in invalid.value.message
+    assert invalid.value.details == {"argument": "input", "index": 3}
+    assert session.store.pending() == []
+
+
+def test_non_ascii_input_is_sent_as_exactly_its_utf8_bytes(session, monkeypatch):
+    # Given a command that reports the bytes it read and writes non-ASCII and invalid UTF-8
+    stdin = "héllo ✓ 𝄞\n"
+    argv = [
+        PY,
+        "-c",
+        "import sys; data = sys.stdin.buffer.read(); "
+        "sys.stdout.buffer.write(data.hex().encode() + ' ü✓'.encode() + b'\\xff')",
+    ]
+    approve(session, lambda: run_command(argv, input=stdin))
+    # When it runs in a kernel whose locale encoding is not UTF-8
+    monkeypatch.setattr(locale, "getencoding", lambda: "latin-1")
+    done = run_command(argv, input=stdin)
+    # Then the command read the UTF-8 encoding of the approved text, byte for byte
+    sent, _, rest = done.stdout.partition(" ")
+    assert bytes.fromhex(sent) == stdin.encode("utf-8")
+    # And its output is decoded as UTF-8, the undecodable byte replaced
+    assert rest == "ü✓\ufffd"
+    assert isinstance(done.stderr, str)

@@ -10,7 +10,7 @@ import pytest
 from jupyter_approvals.core import errors
 from jupyter_approvals.ops import write_table
 
-from .conftest import approve, change_after_fingerprint
+from .conftest import approve, ask, change_after_fingerprint
 
 
 def test_the_table_preview_compares_with_the_content_that_was_fingerprinted(
@@ -47,3 +47,20 @@ def test_a_csv_too_large_to_compare_quickly_says_so(session, tmp_path: Path, mon
     assert "Rows: 2 -> 3" in info.preview
     assert "Rows by key" not in info.preview
     assert "the new table has 6 cells, more than the 5 a CSV preview compares" in info.preview
+
+
+def test_nothing_read_for_a_call_outlives_it(session, tmp_path: Path):
+    from jupyter_approvals.kernel import handoff
+
+    # Given an existing table whose replacement waits for a person
+    path = tmp_path / "work" / "sales.csv"
+    pd.DataFrame({"id": [1, 2]}).to_csv(path, index=False)
+    new = pd.DataFrame({"id": [1, 2, 3]})
+    key = ("table.write", str(path.resolve()))
+    ask(lambda: write_table(new, path))
+    # When an agent asks again (the pending request is reused, no card is built) and asks for
+    # the fingerprint
+    ask(lambda: write_table(new, path))
+    write_table.fingerprint(new, path)
+    # Then the file's content read for those calls is not kept after them
+    assert handoff.peek(key) is None

@@ -1290,3 +1290,51 @@ def test_protocol_doc_vectors_are_the_frozen_ones() -> None:
     frozen = {expected for _, _, expected in VECTORS} | {FILE_HELLO_DIGEST}
     assert len(documented) >= 5
     assert set(documented) <= frozen
+
+
+def test_columns_hashed_on_several_threads_give_the_same_fingerprint(monkeypatch):
+    import numpy as np
+    import pandas as pd
+
+    from jupyter_approvals.core import _fingerprint_pandas
+
+    # Given frames of every layout: mixed blocks, Fortran order, row slices, a refused dtype
+    rng = np.random.default_rng(3)
+    mixed = pd.DataFrame(
+        {
+            "f": rng.random(50),
+            "i": np.arange(50),
+            "b": rng.random(50) > 0.5,
+            "t": pd.date_range("2026-01-01", periods=50, freq="h"),
+            "z": pd.date_range("2026-01-01", periods=50, freq="h", tz="Europe/Berlin"),
+            "c": pd.Categorical(["a", "b"] * 25),
+            "n": pd.array(range(50), dtype="Int64"),
+            "o": ["x"] * 50,
+        }
+    )
+    frames = [
+        mixed,
+        mixed.iloc[::2],
+        pd.DataFrame(np.asfortranarray(rng.random((40, 6)))),
+        pd.DataFrame(rng.random((40, 6))).T.T,
+    ]
+
+    def both_ways(frame):
+        monkeypatch.setattr(_fingerprint_pandas, "PARALLEL_MIN_BYTES", 0)
+        monkeypatch.setattr(_fingerprint_pandas, "_usable_cpus", lambda: 4)
+        parallel = fingerprint({"df": frame})
+        monkeypatch.setattr(_fingerprint_pandas, "_usable_cpus", lambda: 1)
+        sequential = fingerprint({"df": frame})
+        return parallel, sequential
+
+    # When each is fingerprinted with columns hashed side by side and one after another
+    for frame in frames:
+        parallel, sequential = both_ways(frame)
+        # Then the fingerprints are identical
+        assert parallel == sequential
+    # And a dtype without an encoding is refused the same way, naming the column
+    if hasattr(np, "longdouble") and np.dtype(np.longdouble).itemsize > 8:
+        bad = pd.DataFrame({"x": np.zeros(4, dtype=np.longdouble), "y": np.zeros(4)})
+        monkeypatch.setattr(_fingerprint_pandas, "_usable_cpus", lambda: 4)
+        with pytest.raises(ApprovalUnfingerprintable, match=r"df\.x"):
+            fingerprint({"df": bad})

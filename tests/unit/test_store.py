@@ -378,15 +378,23 @@ def test_a_lease_runs_once_and_cannot_be_forged(store, clock):
         run_approved(Lease(info.id, "table.write", FP_A), lambda: None)
 
 
-def test_characters_that_hide_text_are_shown_as_escapes(store):
-    # Given a preview whose file name overwrites its own line, reverses text and splits lines
-    preview = "delete:\n\tdata/a\r  notes.txt\x1b[K \u202etxt.exe\u2028second line"
+def test_characters_that_hide_text_are_shown_as_markers(store):
+    # Given a preview whose file name overwrites its own line, reverses text, splits lines,
+    # smuggles invisible tag characters and carries a lone surrogate (a name that is not UTF-8)
+    preview = (
+        "delete:\n\tdata/a\r  notes.txt\x1b[K \u202etxt.exe\u2028second line"
+        "\U000e0041\u2060 caf\udce9.csv \u27e6U+202E\u27e7"
+    )
     # When a request is opened with it, and with a summary holding a newline
     info, _ = store.open_request(
         action="file.delete", fingerprint=FP_A, summary="Delete\nall", preview=preview
     )
-    # Then nothing in the card can hide or fake a line: only newline and tab stay as they are
+    # Then nothing in the card can hide or fake a line, and a marker-looking text in the
+    # preview itself cannot pass for an escaped character: only newline and tab stay
     assert info.preview == (
-        "delete:\n\tdata/a\\x0d  notes.txt\\x1b[K \\u202etxt.exe\\u2028second line"
+        "delete:\n\tdata/a⟦U+000D⟧  notes.txt⟦U+001B⟧[K ⟦U+202E⟧txt.exe⟦U+2028⟧second line"
+        "⟦U+E0041⟧⟦U+2060⟧ caf⟦U+DCE9⟧.csv ⟦U+27E6⟧U+202E\u27e7"
     )
-    assert info.summary == "Delete\\x0aall"
+    assert info.summary == "Delete⟦U+000A⟧all"
+    # And the preview can be sent to a frontend as UTF-8
+    info.preview.encode("utf-8")

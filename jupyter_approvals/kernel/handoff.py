@@ -5,7 +5,8 @@ the body (an approval matched), in one thread. An operation whose subject reads 
 (a file, a tree, a repository, the environment) keeps that reading here, so the card shows
 and the run uses exactly what was fingerprinted, not a second reading of a target that may
 have changed in between. Keys name the call (operation and target); a reading kept for
-another call is never returned.
+another call is never returned. The gate clears what is kept when a protected call ends, so
+a large reading never outlives its call.
 """
 
 from __future__ import annotations
@@ -33,3 +34,8 @@ def recall(key: tuple[Any, ...]) -> Any:
     state = peek(key)
     _held.value = None
     return state
+
+
+def clear() -> None:
+    """Forget whatever is kept in this thread (the gate calls it when a protected call ends)."""
+    _held.value = None
