@@ -77,3 +77,33 @@ def change_after_fingerprint(session, monkeypatch, change) -> None:
         return real_claim(*args, **kwargs)
 
     monkeypatch.setattr(session.store, "claim", claim_after_change)
+
+
+def second_writer_during_check(
+    monkeypatch: pytest.MonkeyPatch, database: Path, insert: str
+) -> list[str]:
+    """Make another SQLite connection try ``insert`` while an approved run rechecks its state.
+
+    Returns the list its refusals are collected in: ``["database is locked"]`` proves the run
+    held the write lock while it checked.
+    """
+    import sqlite3
+
+    from jupyter_approvals.ops import sql
+
+    check = sql.check_unchanged
+    refused: list[str] = []
+
+    def writer_during_check(*args: Any, **kwargs: Any) -> Any:
+        other = sqlite3.connect(database, timeout=0)
+        try:
+            with other:
+                other.execute(insert)
+        except sqlite3.OperationalError as exc:
+            refused.append(str(exc))
+        finally:
+            other.close()
+        return check(*args, **kwargs)
+
+    monkeypatch.setattr(sql, "check_unchanged", writer_during_check)
+    return refused

@@ -17,7 +17,7 @@ from jupyter_approvals.ops import execute_sql, sql_dry_run
 from jupyter_approvals.ops._preview import PREVIEW_BUDGET
 from jupyter_approvals.ops.sql_database import Database, dispose_engines, redacted_url
 
-from .conftest import approve, ask, decide, request_of
+from .conftest import approve, ask, decide, request_of, second_writer_during_check
 
 
 @pytest.fixture(autouse=True)
@@ -480,25 +480,12 @@ def test_no_other_writer_can_commit_while_the_run_checks(
     session: KernelSession, shop: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given an approved DELETE, and another writer that tries to write while the run checks
-    from jupyter_approvals.ops import sql
 
     call = lambda: execute_sql(url(shop), DELETE, {"status": "cancelled"})  # noqa: E731
     approve(session, call)
-    check = sql.check_unchanged
-    refused: list[str] = []
-
-    def writer_during_check(*args: Any, **kwargs: Any) -> None:
-        other = sqlite3.connect(shop, timeout=0)
-        try:
-            with other:
-                other.execute("INSERT INTO orders (status, amount) VALUES ('cancelled', 1)")
-        except sqlite3.OperationalError as exc:
-            refused.append(str(exc))
-        finally:
-            other.close()
-        check(*args, **kwargs)
-
-    monkeypatch.setattr(sql, "check_unchanged", writer_during_check)
+    refused = second_writer_during_check(
+        monkeypatch, shop, "INSERT INTO orders (status, amount) VALUES ('cancelled', 1)"
+    )
     # When the approved call runs
     # Then the other writer was locked out and the approved 4 rows were deleted
     assert call() == 4

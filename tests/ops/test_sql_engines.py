@@ -21,10 +21,10 @@ from sqlalchemy import event
 from sqlalchemy.pool import StaticPool
 
 from jupyter_approvals.kernel.session import KernelSession
-from jupyter_approvals.ops import execute_sql, sql, sql_dry_run, to_sql
+from jupyter_approvals.ops import execute_sql, sql_dry_run, to_sql
 from jupyter_approvals.ops.sql_database import dispose_engines
 
-from .conftest import approve, ask, request_of
+from .conftest import approve, ask, request_of, second_writer_during_check
 
 
 @pytest.fixture(autouse=True)
@@ -172,21 +172,9 @@ def test_an_approved_run_works_with_the_begin_event_recipe(
         info = approve(session, call)
         assert "Dry run (rolled back): would delete 2 rows." in info.preview
         # And another writer that tries to write while the run checks
-        check = sql.check_unchanged
-        refused: list[str] = []
-
-        def writer_during_check(*args: Any, **kwargs: Any) -> None:
-            other = sqlite3.connect(tmp_path / "r.db", timeout=0)
-            try:
-                with other:
-                    other.execute("INSERT INTO t VALUES (9)")
-            except sqlite3.OperationalError as exc:
-                refused.append(str(exc))
-            finally:
-                other.close()
-            check(*args, **kwargs)
-
-        monkeypatch.setattr(sql, "check_unchanged", writer_during_check)
+        refused = second_writer_during_check(
+            monkeypatch, tmp_path / "r.db", "INSERT INTO t VALUES (9)"
+        )
         # When the approved call runs
         # Then it deletes the rows, and the run held the write lock while it checked
         assert call() == 2
