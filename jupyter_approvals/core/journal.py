@@ -57,11 +57,11 @@ from typing import Any
 from jupyter_approvals.core.journal_fs import (
     _APPEND_FLAGS,
     _POSIX,
-    _fsync_dir,
     _make_dirs,
     _tail_is_torn,
     _try_lock,
     _unlock,
+    fsync_directory,
 )
 from jupyter_approvals.core.journal_line import (
     EVENTS,
@@ -262,4 +262,4 @@ class Journal:
         finally:
             os.close(fd)
         if created_dirs or st.st_size == 0:
-            _fsync_dir(parent)
+            fsync_directory(parent)

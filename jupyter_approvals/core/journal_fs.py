@@ -58,8 +58,11 @@ def _make_dirs(directory: Path) -> bool:
     return created
 
 
-def _fsync_dir(directory: Path) -> None:
-    """Best effort: make a new directory entry durable (POSIX only; some filesystems refuse)."""
+def fsync_directory(directory: Path) -> None:
+    """Best effort: make a new directory entry durable (POSIX only; some filesystems refuse).
+
+    Used for the journal's new files and for the renames of atomic replacements (ops).
+    """
     if not _POSIX:
         return
     try:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ..core.errors import ApprovalFingerprintMismatch
+from ..core.journal_fs import fsync_directory
 
 #: Suffix of the temporary files.
 TEMP_SUFFIX = ".jpa-tmp"
@@ -81,7 +82,7 @@ def atomic_path(path: str | os.PathLike[str], expected: str | None = None) -> It
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp)
         raise
-    _fsync_directory(directory)
+    fsync_directory(directory)
 
 
 def _mode_for(target: Path) -> int:
@@ -117,17 +118,3 @@ def _process_exists(pid: int) -> bool:
     except PermissionError:
         return True  # someone else's process: not ours to judge
     return True
-
-
-def _fsync_directory(directory: Path) -> None:
-    """Make the rename itself durable (skipped where directories cannot be opened)."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
