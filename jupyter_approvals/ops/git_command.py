@@ -141,15 +141,7 @@ def run_git(
 
     ``via`` pins the program and environment (default: as they are now).
     """
-    run = via or git_run()
-    process = subprocess.Popen(
-        [*_argv(repo, run), *args],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=dict(run.env),
-        start_new_session=True,
-    )
+    process = _start(repo, args, via or git_run(), stderr=subprocess.PIPE)
     try:
         out, err = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -157,6 +149,19 @@ def run_git(
         process.communicate()
         return -1, "", f"git {args[0]} did not finish within {timeout:g} s and was stopped"
     return process.returncode, decode(out), redact_url(decode(err)).strip()
+
+
+def _start(repo: str, args: tuple[str, ...], run: GitRun, stderr: int) -> subprocess.Popen[bytes]:
+    """Start git in ``repo`` with ``run``'s program and environment: no stdin, its own session
+    (no terminal to prompt on, and a timeout can stop everything it started)."""
+    return subprocess.Popen(
+        [*_argv(repo, run), *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        env=dict(run.env),
+        start_new_session=True,
+    )
 
 
 def decode(data: bytes) -> str:
@@ -176,15 +181,7 @@ def git_output(
 
 def git_prefix(repo: str, *args: str, limit: int, timeout: float) -> tuple[str, bool]:
     """The first ``limit`` bytes of a command's output, and whether that was all of it."""
-    run = git_run()
-    process = subprocess.Popen(
-        [*_argv(repo, run), *args],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=dict(run.env),
-        start_new_session=True,
-    )
+    process = _start(repo, args, git_run(), stderr=subprocess.DEVNULL)
     timer = threading.Timer(timeout, _kill, (process,))
     timer.start()
     stdout = process.stdout
