@@ -35,6 +35,15 @@ def session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[KernelS
     installed.close()
 
 
+@pytest.fixture
+def sql_engines_closed() -> Iterator[None]:
+    """Close the engines the SQL operations cached for URL strings during a test."""
+    yield
+    from jupyter_approvals.ops.sql_database import dispose_engines
+
+    dispose_engines()
+
+
 def ask(call: Callable[[], Any]) -> ja.ApprovalPending:
     """Make a call that must end pending; return its error (request id, fingerprint)."""
     with pytest.raises(ja.ApprovalPending) as pending:

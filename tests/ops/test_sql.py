@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sqlite3
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,15 +14,12 @@ from jupyter_approvals.core.fingerprint import fingerprint
 from jupyter_approvals.kernel.session import KernelSession
 from jupyter_approvals.ops import execute_sql, sql_dry_run
 from jupyter_approvals.ops._preview import PREVIEW_BUDGET
-from jupyter_approvals.ops.sql_database import Database, dispose_engines, redacted_url
+from jupyter_approvals.ops.sql_database import Database, redacted_url
 
 from .conftest import approve, ask, decide, request_of, second_writer_during_check
 
-
-@pytest.fixture(autouse=True)
-def _engines_closed() -> Iterator[None]:
-    yield
-    dispose_engines()
+# Engines made from URL strings are cached per URL; each test starts without them.
+pytestmark = pytest.mark.usefixtures("sql_engines_closed")
 
 
 @pytest.fixture

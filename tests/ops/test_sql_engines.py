@@ -22,15 +22,11 @@ from sqlalchemy.pool import StaticPool
 
 from jupyter_approvals.kernel.session import KernelSession
 from jupyter_approvals.ops import execute_sql, sql_dry_run, to_sql
-from jupyter_approvals.ops.sql_database import dispose_engines
 
 from .conftest import approve, ask, request_of, second_writer_during_check
 
-
-@pytest.fixture(autouse=True)
-def _engines_closed() -> Iterator[None]:
-    yield
-    dispose_engines()
+# Engines made from URL strings are cached per URL; each test starts without them.
+pytestmark = pytest.mark.usefixtures("sql_engines_closed")
 
 
 class AlwaysInTransaction(sqlite3.Connection):

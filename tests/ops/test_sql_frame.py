@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sqlite3
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,15 +14,11 @@ from jupyter_approvals.core import errors
 from jupyter_approvals.kernel.session import KernelSession
 from jupyter_approvals.ops import to_sql
 from jupyter_approvals.ops._preview import PREVIEW_BUDGET
-from jupyter_approvals.ops.sql_database import dispose_engines
 
 from .conftest import approve, ask, decide, request_of
 
-
-@pytest.fixture(autouse=True)
-def _engines_closed() -> Iterator[None]:
-    yield
-    dispose_engines()
+# Engines made from URL strings are cached per URL; each test starts without them.
+pytestmark = pytest.mark.usefixtures("sql_engines_closed")
 
 
 @pytest.fixture
