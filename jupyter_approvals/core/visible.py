@@ -47,6 +47,8 @@ def _marker(match: re.Match[str]) -> str:
 
 
 def make_visible(text: str, keep_lines: bool = True) -> str:
-    """``text`` with every hiding character shown as ``⟦U+XXXX⟧``; tab and newline kept if
-    ``keep_lines``."""
+    """``text`` with every hiding character shown as a ``⟦U+XXXX⟧`` marker.
+
+    Tab and newline stay as they are when ``keep_lines`` (a preview); a summary is one line.
+    """
     return (_KEEPING_LINES if keep_lines else _ONE_LINE).sub(_marker, text)
