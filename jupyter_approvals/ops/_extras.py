@@ -20,16 +20,18 @@ EXTRA_OF_MODULE: dict[str, str] = {
 }
 
 
-def require(module: str, purpose: str) -> ModuleType:
+def require(module: str, purpose: str, extra: str | None = None) -> ModuleType:
     """Import ``module`` or fail with APPROVAL_MISSING_DEPENDENCY saying how to install it.
 
     ``purpose`` completes the sentence "… is needed to …" (for example "write Parquet files").
+    ``extra`` names the extra to install when the operation needs another one than the
+    module's own (``to_sql`` needs pandas, and ``sql`` brings it with SQLAlchemy).
     """
     try:
         return importlib.import_module(module)
     except ImportError as exc:
         top = module.split(".")[0]
-        extra = EXTRA_OF_MODULE.get(top, "ops")
+        extra = extra or EXTRA_OF_MODULE.get(top, "ops")
         raise ApprovalMissingDependency(
             f"The package {top!r} is needed to {purpose} but is not installed in this kernel's "
             f"environment. Nothing ran. Install it with: "

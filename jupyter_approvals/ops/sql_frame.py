@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 from ..core.errors import (
     ApprovalFingerprintMismatch,
     ApprovalInvalidArgument,
-    ApprovalMissingDependency,
 )
 from ..core.lease import require_lease
 from ..kernel.gate import protected
@@ -44,22 +43,9 @@ IF_EXISTS = ("fail", "replace", "append")
 PREVIEW_COLUMNS = 20
 
 
-def _require_pandas() -> Any:
-    """pandas, or a missing dependency naming the ``sql`` extra (which brings pandas too).
-
-    ``require`` names the ``tables`` extra for pandas; someone writing to SQL also needs
-    SQLAlchemy, so ``sql`` is the one extra that makes this operation work.
-    """
-    try:
-        return require("pandas", "write a DataFrame to SQL")
-    except ApprovalMissingDependency as missing:
-        message = missing.message.replace("[tables]", "[sql]")
-        raise ApprovalMissingDependency(message, **{**missing.details, "extra": "sql"}) from None
-
-
 def _prepare(df: Any, name: Any, database: Any, if_exists: Any, index: Any) -> dict[str, Any]:
     sa = require("sqlalchemy", "write a DataFrame to SQL")
-    pd = _require_pandas()
+    pd = require("pandas", "write a DataFrame to SQL", extra="sql")
     if not isinstance(df, pd.DataFrame):
         raise _invalid(f"df must be a pandas DataFrame, not {type(df).__name__}", "df")
     if not isinstance(name, str) or not name.strip() or "\x00" in name:
