@@ -43,11 +43,11 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 import jupyter_approvals as ja  # noqa: E402
+from jupyter_approvals.core.atomic import atomic_path  # noqa: E402
 from jupyter_approvals.core.fingerprint import fingerprint  # noqa: E402
 from jupyter_approvals.core.policy import ManualClock  # noqa: E402
 from jupyter_approvals.kernel.session import KernelSession  # noqa: E402
 from jupyter_approvals.ops import write_table  # noqa: E402
-from jupyter_approvals.ops._atomic import atomic_path  # noqa: E402
 from jupyter_approvals.ops.table_formats import write_frame  # noqa: E402
 
 MIB = 1 << 20

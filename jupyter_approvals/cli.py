@@ -1,4 +1,4 @@
-"""``jupyter approvals doctor`` and ``jupyter approvals journal``.
+"""``jupyter approvals doctor``, ``jupyter approvals journal`` and ``jupyter approvals agent``.
 
 The console script ``jupyter-approvals`` is found by ``jupyter``'s subcommand lookup, so both
 spellings work. Exit codes: 0 success (for ``doctor``: every check passed), 1 a doctor check
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ._version import __version__
+from .cli_agent import AgentCliError, add_agent_commands
 from .core.errors import ApprovalJournalInsideProject
 from .core.journal import EVENTS, read_entries
 from .core.project import (
@@ -235,7 +236,8 @@ def _journal(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``jupyter approvals``."""
     parser = argparse.ArgumentParser(
-        prog=PROG, description="Check a jupyter-approvals installation; read the journal."
+        prog=PROG,
+        description="Check a jupyter-approvals installation, read the journal, manage agents.",
     )
     parser.add_argument("--version", action="version", version=f"jupyter-approvals {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -255,6 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     journal.add_argument("--limit", type=_positive, default=50, help="entries (default 50)")
     journal.add_argument("--offset", type=_non_negative, default=0, help="skip this many")
     journal.set_defaults(run=_journal)
+    add_agent_commands(commands)
     return parser
 
 
@@ -274,7 +277,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.reconfigure(errors="replace")  # type: ignore[union-attr]
     try:
         code: int = args.run(args)
-    except CliError as exc:
+    except (CliError, AgentCliError) as exc:
         print(exc, file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:

@@ -196,6 +196,36 @@ class ApprovalRedirected(ApprovalError):
     code = "APPROVAL_REDIRECTED"
 
 
+class ApprovalAgentForbidden(ApprovalError):
+    """An agent identity asked for something agents may never do (a route, a message, a path)."""
+
+    code = "APPROVAL_AGENT_FORBIDDEN"
+
+
+class ApprovalUnknownAgent(ApprovalError):
+    """No agent of that name is registered."""
+
+    code = "APPROVAL_UNKNOWN_AGENT"
+
+
+class ApprovalAgentExists(ApprovalError):
+    """An agent of that name is already registered; remove it first to issue a new token."""
+
+    code = "APPROVAL_AGENT_EXISTS"
+
+
+class ApprovalAgentRegistryUnreadable(ApprovalError):
+    """The agent registry file cannot be read or parsed; every agent token is refused."""
+
+    code = "APPROVAL_AGENT_REGISTRY_UNREADABLE"
+
+
+class ApprovalNoServerAuth(ApprovalError):
+    """The Jupyter server runs without authentication, so agent identities mean nothing."""
+
+    code = "APPROVAL_NO_SERVER_AUTH"
+
+
 def _collect_codes() -> dict[str, type[ApprovalError]]:
     found: dict[str, type[ApprovalError]] = {}
     pending: list[type[ApprovalError]] = [ApprovalError]

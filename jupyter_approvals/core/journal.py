@@ -57,11 +57,11 @@ from typing import Any
 from jupyter_approvals.core.journal_fs import (
     _APPEND_FLAGS,
     _POSIX,
-    _make_dirs,
     _tail_is_torn,
     _try_lock,
     _unlock,
     fsync_directory,
+    make_private_dirs,
 )
 from jupyter_approvals.core.journal_line import (
     EVENTS,
@@ -231,7 +231,7 @@ class Journal:
 
     def _write(self, line: bytes) -> None:
         parent = self.path.parent
-        created_dirs = _make_dirs(parent)
+        created_dirs = make_private_dirs(parent)
         if self._private_dir and _POSIX:
             dir_st = os.lstat(parent)
             # Only a real directory is tightened; chmod through a symlink would change

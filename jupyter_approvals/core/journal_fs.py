@@ -1,7 +1,7 @@
 """How the journal file is opened, created, locked and checked, below the level of entries.
 
 The open flags refuse to follow a symlink or block on a FIFO planted at the journal path;
-:func:`_make_dirs` creates missing directories as 0700; :func:`_try_lock` and
+:func:`make_private_dirs` creates missing directories as 0700; :func:`_try_lock` and
 :func:`_tail_is_torn` let the writer repair a torn last line without ever stalling on
 another process's lock.
 """
@@ -36,7 +36,7 @@ _READ_FLAGS: Final = os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC | _O_NONBLOCK | _O_B
 _POSIX: Final = os.name == "posix"
 
 
-def _make_dirs(directory: Path) -> bool:
+def make_private_dirs(directory: Path) -> bool:
     """Create ``directory`` and any missing ancestors with mode 0700; True if any was made."""
     missing: list[Path] = []
     current = directory

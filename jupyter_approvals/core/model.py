@@ -40,7 +40,8 @@ class Origin:
     """Where a request came from, as far as the kernel can tell.
 
     ``username`` and ``session`` are what the executing client claimed in its message
-    header: shown to the person as a hint, never trusted as an identity.
+    header: shown to the person as a hint, never trusted as an identity. ``agent`` names the
+    agent identity that sent the code, as the server stamped it (docs/protocol.md 7.4).
     """
 
     kernel_id: str | None = None
@@ -48,6 +49,7 @@ class Origin:
     cell_id: str | None = None
     username: str | None = None
     session: str | None = None
+    agent: str | None = None
 
     def to_wire(self) -> dict[str, str | None]:
         """The JSON form used in comm messages and the journal."""
@@ -57,6 +59,7 @@ class Origin:
             "cell_id": self.cell_id,
             "username": self.username,
             "session": self.session,
+            "agent": self.agent,
         }
 
 

@@ -193,6 +193,8 @@ class ApprovalCard(anywidget.AnyWidget):
 
 def _origin_text(info: RequestInfo, project_root: Path) -> str:
     parts = []
+    if info.origin.agent:
+        parts.append(f"requested by agent {info.origin.agent}")
     if info.origin.notebook_path:
         notebook = Path(info.origin.notebook_path)
         if notebook.is_absolute() and notebook.is_relative_to(project_root):
@@ -211,6 +213,7 @@ def card_text(info: RequestInfo) -> str:
         f"Approval needed: {info.action}",
         f"  {info.summary}",
         f"  runs {info.function}",
+        *([f"  requested by agent {info.origin.agent}"] if info.origin.agent else []),
         f"  fingerprint {short_fingerprint(info.fingerprint)}  ({info.fingerprint})",
         f"  request {info.id}, answer by {iso_utc(info.expires_at)}",
         "  preview:",

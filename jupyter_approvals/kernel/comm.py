@@ -130,6 +130,7 @@ class CommEndpoint:
                 data.get("fingerprint"),
                 data.get("reason", ""),
                 channel=str(channel),
+                decided_by=data["decided_by"] if isinstance(data.get("decided_by"), str) else None,
             )
         except errors.ApprovalError as exc:
             current = self._session.store.get(request_id) if isinstance(request_id, str) else None

@@ -48,8 +48,17 @@ def current_message_type() -> str | None:
     return msg_type if isinstance(msg_type, str) else None
 
 
+#: Key of the sender stamp the server puts in the metadata of what it forwards.
+STAMP_KEY = "jupyter_approvals"
+
+
 def caller_context() -> dict[str, str | None]:
-    """Cell id and the claimed username/session of the message being handled."""
+    """Cell id, the claimed username/session, and the stamped sender of the current message.
+
+    ``agent`` and ``person`` come from the stamp the jupyter-approvals server extension writes
+    over whatever a client sent (docs/protocol.md 7.4): which agent sent the code, or which
+    person. Code in the kernel can forge it (T3); it is shown, never used to decide.
+    """
     parent = current_parent()
     header = parent.get("header") or {}
     metadata = parent.get("metadata") or {}
@@ -57,10 +66,14 @@ def caller_context() -> dict[str, str | None]:
     def text(value: object) -> str | None:
         return value if isinstance(value, str) and value else None
 
+    stamp = metadata.get(STAMP_KEY) if isinstance(metadata, dict) else None
+    stamp = stamp if isinstance(stamp, dict) else {}
     return {
         "cell_id": text(metadata.get("cellId")) if isinstance(metadata, dict) else None,
         "username": text(header.get("username")) if isinstance(header, dict) else None,
         "session": text(header.get("session")) if isinstance(header, dict) else None,
+        "agent": text(stamp.get("agent")) if stamp.get("sender") == "agent" else None,
+        "person": text(stamp.get("username")) if stamp.get("sender") == "person" else None,
     }
 
 

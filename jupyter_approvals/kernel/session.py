@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("jupyter_approvals")
 
+# Journal events that record a decision, and so who made it.
+_DECISION_EVENTS = frozenset({"approved", "rejected", "auto_answered"})
 # Refused decisions journaled per request before the rest are only counted.
 _REFUSALS_JOURNALED = 20
 # Cards of ended requests kept alive (so their final state stays visible) before closing.
@@ -113,6 +115,7 @@ class KernelSession:
         self.cards: OrderedDict[str, ApprovalCard] = OrderedDict()
         self._cards_lock = threading.RLock()
         self._refusals: dict[str, int] = {}
+        self._decided_by: dict[str, str] = {}
         self._dismissed_by: dict[str, tuple[str, str | None]] = {}
         self._waiters: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]] = {}
         self.store.subscribe(self._on_event)
@@ -204,7 +207,10 @@ class KernelSession:
                 code=info.code,
                 cell_id=info.origin.cell_id,
                 username=info.origin.username,
+                agent=info.origin.agent,
             )
+            if event in _DECISION_EVENTS:
+                entry["decided_by"] = self._decided_by.pop(info.id, None)
         entry.update(fields)
         self.journal.append(event, **{k: v for k, v in entry.items() if v is not None})
 
@@ -219,6 +225,7 @@ class KernelSession:
             cell_id=context["cell_id"],
             username=context["username"],
             session=context["session"],
+            agent=context["agent"],
         )
 
     def show(self, info: RequestInfo) -> None:
@@ -249,6 +256,7 @@ class KernelSession:
         fingerprint: object,
         reason: object = "",
         channel: str = "card",
+        decided_by: str | None = None,
     ) -> RequestInfo:
         """Apply a decision carried by the frontend message being handled now.
 
@@ -259,6 +267,11 @@ class KernelSession:
         try:
             if not isinstance(request_id, str):
                 raise errors.ApprovalMalformedDecision("The request id must be text.", field="id")
+            # Who decided: the server's stamp on a card's message, or what the server says
+            # it authenticated for a sidebar decision (a hint for the journal, not a check).
+            who = frontend.caller_context()["person"] or decided_by
+            if who:
+                self._decided_by[request_id] = who[:200]
             return self.store.decide(request_id, decision, fingerprint, reason, channel)
         except errors.ApprovalError as exc:
             # The store journals its own refusals (mismatch, auto-answered), the guard its own.

@@ -20,10 +20,10 @@ import shutil
 import stat
 from typing import Any
 
+from ..core.atomic import atomic_replace
 from ..core.lease import require_lease
 from ..kernel.gate import protected
 from ..kernel.handoff import peek, recall, remember
-from ._atomic import atomic_replace
 from ._preview import Deadline, PreviewText, size_text
 from ._refusal import invalid_argument
 from .diff import add_diff_preview, is_binary

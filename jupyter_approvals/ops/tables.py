@@ -16,11 +16,11 @@ from collections.abc import Hashable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..core.atomic import atomic_path
 from ..core.errors import ApprovalInvalidArgument
 from ..core.lease import require_lease
 from ..kernel.gate import protected
 from ..kernel.handoff import peek, recall, remember
-from ._atomic import atomic_path
 from ._preview import Deadline, PreviewText, plural
 from .files_state import FileState, read_state
 from .table_formats import (

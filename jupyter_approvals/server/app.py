@@ -1,4 +1,4 @@
-"""The jupyter-approvals server extension: the REST API the sidebar speaks.
+"""The jupyter-approvals server extension: the REST API the sidebar speaks, and the agent gate.
 
 Enabled on install by ``jupyter-config/server-config/jupyter_approvals.json``; configured with
 ``c.ApprovalsServer.*`` in ``jupyter_server_config.py``.
@@ -6,18 +6,44 @@ Enabled on install by ``jupyter-config/server-config/jupyter_approvals.json``; c
 
 from __future__ import annotations
 
+import contextlib
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from jupyter_core.paths import jupyter_config_path, jupyter_data_dir, jupyter_path
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Float
+from tornado.ioloop import PeriodicCallback
+from traitlets import Enum, Float
 
 from .._version import __version__
-from .handlers import DecisionHandler, DoctorHandler, JournalHandler, PendingHandler
+from ..config import ApprovalsConfig
+from ..core.agents import AgentRegistry, registry_path
+from ..core.project import default_state_dir
+from .agent_gate import POLICIES, AgentGate
+from .agent_identity import (
+    GATE_SETTING,
+    wrap_authorizer,
+    wrap_identity_provider,
+    wrap_kernel_connection,
+)
+from .handlers import (
+    DecisionHandler,
+    DoctorHandler,
+    HeldDecisionHandler,
+    JournalHandler,
+    PendingHandler,
+)
+from .held_code import CodeHold
 from .kernels import KernelLinks
 
 API = "jupyter-approvals/api"
+CONNECTION_SETTING = "kernel_websocket_connection_class"
 
 
 class ApprovalsServer(ExtensionApp):
-    """Serves the pending approvals of every kernel, the journal and the doctor."""
+    """Serves the pending approvals of every kernel, the journal and the doctor; gates agents."""
 
     name = "jupyter_approvals"
     version = __version__
@@ -32,12 +58,116 @@ class ApprovalsServer(ExtensionApp):
         ),
     ).tag(config=True)
 
-    def initialize_settings(self) -> None:
-        """Create the kernel links the handlers share."""
-        assert self.serverapp is not None
-        self.settings["jupyter_approvals.links"] = KernelLinks(
-            self.serverapp.kernel_manager, self.kernel_timeout
+    agent_code = Enum(
+        list(POLICIES),
+        default_value="ask",
+        help=(
+            "What code sent by an agent identity gets. 'ask': every execute_request an agent "
+            "sends is held at the server until a person approved exactly that code; nothing "
+            "reaches the kernel before. 'protected-only': agent code runs at once and only "
+            "protected operations ask; this is no boundary against that code, which can do "
+            "anything the kernel can."
+        ),
+    ).tag(config=True)
+
+    # -- link: wrap the identity provider and authorizer classes ---------------------------
+
+    def _link_jupyter_server_extension(self, serverapp: Any) -> None:
+        super()._link_jupyter_server_extension(serverapp)
+        self._wrap_auth_classes()
+        # Extensions linked later re-apply config and can put the plain classes back.
+        serverapp.observe(
+            lambda _change: self._wrap_auth_classes(),
+            names=["identity_provider_class", "authorizer_class"],
         )
+
+    def _wrap_auth_classes(self) -> None:
+        serverapp = self.serverapp
+        assert serverapp is not None
+        wrapped_identity = wrap_identity_provider(serverapp.identity_provider_class)
+        if serverapp.identity_provider_class is not wrapped_identity:
+            serverapp.identity_provider_class = wrapped_identity
+        wrapped_authorizer = wrap_authorizer(serverapp.authorizer_class)
+        if serverapp.authorizer_class is not wrapped_authorizer:
+            serverapp.authorizer_class = wrapped_authorizer
+
+    # -- load ---------------------------------------------------------------------------
+
+    def initialize_settings(self) -> None:
+        """Create the kernel links and the agent gate the handlers share."""
+        serverapp = self.serverapp
+        assert serverapp is not None
+        self.settings["jupyter_approvals.links"] = KernelLinks(
+            serverapp.kernel_manager, self.kernel_timeout
+        )
+        root = Path(serverapp.root_dir).expanduser().resolve()
+        limits, _ignored = ApprovalsConfig(config=self.config).limits()
+        state_dir = default_state_dir(os.environ)
+        hold = CodeHold(limits, lambda: state_dir, root)
+        gate = AgentGate(
+            AgentRegistry(registry_path(state_dir)),
+            hold,
+            policy=self.agent_code,
+            server_root=root,
+            secret_dirs=lambda: self._secret_dirs(state_dir),
+            notebook_of=self._notebook_of,
+            log=self.log,
+        )
+        self.settings[GATE_SETTING] = gate
+        # These settings are copied over the web app's when this method returns.
+        self.keep_gate_in_force(self.settings)
+        self._sweeper = PeriodicCallback(self._sweep, 1000)
+        self._sweeper.start()
+        if not serverapp.identity_provider.auth_enabled:
+            self.log.warning(
+                "jupyter-approvals: this server has no authentication; agent tokens are refused "
+                "and agents cannot be told from the person (see jupyter approvals doctor)."
+            )
+
+    def keep_gate_in_force(self, settings: dict[str, Any]) -> bool:
+        """Wrap the kernel websocket connection class in ``settings`` if it is not wrapped.
+
+        Returns whether it had to (another extension put its own class there after us).
+        """
+        current = settings.get(CONNECTION_SETTING)
+        if current is None:
+            return False
+        wrapped = wrap_kernel_connection(current)
+        if wrapped is current:
+            return False
+        settings[CONNECTION_SETTING] = wrapped
+        return True
+
+    def _sweep(self) -> None:
+        assert self.serverapp is not None
+        if self.keep_gate_in_force(self.serverapp.web_app.settings):
+            self.log.warning(
+                "jupyter-approvals: the kernel websocket connection class was replaced by "
+                "another extension; the agent gate was wrapped around it again."
+            )
+        gate: AgentGate = self.settings[GATE_SETTING]
+        gate.sweep()
+
+    def _secret_dirs(self, state_dir: Path) -> Iterable[Path]:
+        serverapp = self.serverapp
+        assert serverapp is not None
+        dirs = [Path(serverapp.runtime_dir), state_dir, Path(jupyter_data_dir())]
+        dirs.append(Path(serverapp.cookie_secret_file).parent)
+        dirs.extend(Path(p) for p in jupyter_config_path())
+        dirs.extend(Path(p) for p in jupyter_path())
+        return dirs
+
+    def _notebook_of(self, kernel_id: str) -> str | None:
+        """The path of the session that uses ``kernel_id``, if there is one."""
+        serverapp = self.serverapp
+        assert serverapp is not None
+        with contextlib.suppress(Exception):
+            row = serverapp.session_manager.cursor.execute(
+                "SELECT path FROM session WHERE kernel_id=?", (kernel_id,)
+            ).fetchone()
+            if row and isinstance(row[0], str):
+                return row[0]
+        return None
 
     def initialize_handlers(self) -> None:
         """Register the REST endpoints of docs/protocol.md section 6."""
@@ -45,13 +175,17 @@ class ApprovalsServer(ExtensionApp):
             [
                 (rf"/{API}/pending", PendingHandler),
                 (rf"/{API}/pending/([^/]+)/([^/]+)", DecisionHandler),
+                (rf"/{API}/held/([^/]+)", HeldDecisionHandler),
                 (rf"/{API}/journal", JournalHandler),
                 (rf"/{API}/doctor", DoctorHandler),
             ]
         )
 
     async def stop_extension(self) -> None:
-        """Disconnect from the kernels."""
+        """Disconnect from the kernels and stop the sweep."""
+        sweeper = getattr(self, "_sweeper", None)
+        if sweeper is not None:
+            sweeper.stop()
         links = self.settings.get("jupyter_approvals.links")
         if links is not None:
             links.close()

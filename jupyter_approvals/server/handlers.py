@@ -9,6 +9,7 @@ Handlers get what they need from the extension's settings, set up in ``app.py``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import re
@@ -27,9 +28,13 @@ from ..core.journal import read_entries
 from ..core.model import iso_utc
 from ..core.policy import Limits
 from ..core.project import default_state_dir, journal_path, project_root_for
+from .agent_identity import GATE_SETTING, is_agent
+from .gate_checks import gate_checks
 from .kernels import KernelLinks, KernelUnavailable, NoApprovals
 
 AUTH_RESOURCE = "approvals"
+#: Path of the API below the server's base URL, as items' ``decide_url`` name it.
+API_PREFIX = "jupyter-approvals/api"
 MAX_BODY_BYTES = 16 * 1024
 MAX_JOURNAL_PAGE = 200
 
@@ -68,11 +73,56 @@ class ApprovalsHandler(APIHandler):
         self.set_header("Content-Type", "application/json")
         self.finish(json.dumps(body))
 
+    @property
+    def gate(self) -> Any:
+        """The agent gate (server/agent_gate.py)."""
+        return self.settings[GATE_SETTING]
+
+    def refuse_agents(self) -> bool:
+        """Refuse (and return True) when an agent identity got this far: agents never decide."""
+        if not is_agent(self.current_user):
+            return False
+        self.refuse(
+            errors.ApprovalAgentForbidden("Agents never see or make decisions. Nothing was done.")
+        )
+        return True
+
     def refuse(self, error: errors.ApprovalError, **extra: Any) -> None:
         """Finish with the coded error and its HTTP status."""
         self.reply(
             {"ok": False, "code": error.code, "message": error.message, **extra},
             _STATUS.get(error.code, 400),
+        )
+
+    def _same_origin(self) -> bool:
+        # jupyter_server skips its origin check for token-authenticated requests; a decision
+        # is a write that only a page of this server (or a client sending no Origin) may make.
+        origin = self.request.headers.get("Origin")
+        if origin is None or self.allow_origin == "*":
+            return True
+        if self.allow_origin:
+            return origin == self.allow_origin
+        if self.allow_origin_pat:
+            return re.match(self.allow_origin_pat, origin) is not None
+        return urlparse(origin).netloc.lower() == self.request.host.lower()
+
+    def _read_body(self) -> tuple[str, str, str]:
+        if len(self.request.body) > MAX_BODY_BYTES:
+            raise errors.ApprovalTooLarge(f"The body is over {MAX_BODY_BYTES} bytes.")
+        try:
+            body = json.loads(self.request.body or b"")
+        except ValueError:
+            raise errors.ApprovalMalformedDecision("The body must be a JSON object.") from None
+        if not isinstance(body, dict):
+            raise errors.ApprovalMalformedDecision("The body must be a JSON object.")
+        unknown = set(body) - {"decision", "fingerprint", "reason"}
+        if unknown:
+            raise errors.ApprovalMalformedDecision(f"Unknown fields: {sorted(unknown)}.")
+        return check_decision(
+            body.get("decision"),
+            body.get("fingerprint"),
+            body.get("reason", ""),
+            Limits().max_reason_chars,
         )
 
 
@@ -82,11 +132,23 @@ class PendingHandler(ApprovalsHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        """List pending requests; kernels that do not answer in time are named, not waited for."""
+        """List pending requests; kernels that do not answer in time are named, not waited for.
+
+        Requests the server holds (agent code) come first in the same list; a person's UI
+        receiving them starts their reading floor.
+        """
+        if self.refuse_agents():
+            return
         listing = await self.links.list_all()
         root = Path(self.settings["server_root_dir"]).expanduser().resolve()
         for item in listing["pending"]:
             item["notebook_path"] = _relative(item.get("notebook_path"), root)
+            item["decide_url"] = f"{API_PREFIX}/pending/{item['kernel_id']}/{item['id']}"
+            item.setdefault("held_at", "kernel")
+        listing["pending"] = sorted(
+            self.gate.hold.listing(shown=True) + listing["pending"],
+            key=lambda item: str(item.get("created_at", "")),
+        )
         self.reply(listing)
 
 
@@ -97,6 +159,8 @@ class DecisionHandler(ApprovalsHandler):
     @authorized
     async def post(self, kernel_id: str, request_id: str) -> None:
         """Forward a decision to the kernel, where it passes every check of the card."""
+        if self.refuse_agents():
+            return
         if not self._same_origin():
             self.refuse(
                 errors.ApprovalCrossOrigin(
@@ -123,6 +187,7 @@ class DecisionHandler(ApprovalsHandler):
             "fingerprint": fingerprint,
             "reason": reason,
             "channel": "sidebar",
+            "decided_by": _username(self.current_user),
             # If the kernel is busy, the message waits in its queue; past this moment the
             # kernel refuses it, so a decision we report as not made cannot happen later.
             "not_after": iso_utc(time.time() + self.links.timeout),
@@ -162,35 +227,33 @@ class DecisionHandler(ApprovalsHandler):
             _STATUS.get(code, 400),
         )
 
-    def _same_origin(self) -> bool:
-        # jupyter_server skips its origin check for token-authenticated requests; a decision
-        # is a write that only a page of this server (or a client sending no Origin) may make.
-        origin = self.request.headers.get("Origin")
-        if origin is None or self.allow_origin == "*":
-            return True
-        if self.allow_origin:
-            return origin == self.allow_origin
-        if self.allow_origin_pat:
-            return re.match(self.allow_origin_pat, origin) is not None
-        return urlparse(origin).netloc.lower() == self.request.host.lower()
 
-    def _read_body(self) -> tuple[str, str, str]:
-        if len(self.request.body) > MAX_BODY_BYTES:
-            raise errors.ApprovalTooLarge(f"The body is over {MAX_BODY_BYTES} bytes.")
+class HeldDecisionHandler(ApprovalsHandler):
+    """``POST held/{request_id}``: decide a request the server holds (agent code)."""
+
+    @web.authenticated
+    @authorized
+    async def post(self, request_id: str) -> None:
+        """Apply a person's decision to held agent code; the code runs when the agent resends."""
+        if self.refuse_agents():
+            return
+        if not self._same_origin():
+            self.refuse(
+                errors.ApprovalCrossOrigin(
+                    "Decisions are accepted only from pages of this server's own origin."
+                )
+            )
+            return
         try:
-            body = json.loads(self.request.body or b"")
-        except ValueError:
-            raise errors.ApprovalMalformedDecision("The body must be a JSON object.") from None
-        if not isinstance(body, dict):
-            raise errors.ApprovalMalformedDecision("The body must be a JSON object.")
-        unknown = set(body) - {"decision", "fingerprint", "reason"}
-        if unknown:
-            raise errors.ApprovalMalformedDecision(f"Unknown fields: {sorted(unknown)}.")
-        return check_decision(
-            body.get("decision"),
-            body.get("fingerprint"),
-            body.get("reason", ""),
-            Limits().max_reason_chars,
+            decision, fingerprint, reason = self._read_body()
+            info = self.gate.hold.decide(
+                request_id, decision, fingerprint, reason, _username(self.current_user) or ""
+            )
+        except errors.ApprovalError as exc:
+            self.refuse(exc, id=request_id)
+            return
+        self.reply(
+            {"ok": True, "code": None, "message": "", "status": info.status.value, "id": request_id}
         )
 
 
@@ -261,7 +324,13 @@ class DoctorHandler(ApprovalsHandler):
         root = Path(self.settings["server_root_dir"]).expanduser().resolve()
         # The checks read files and import modules: keep them off the server's event loop.
         report = await asyncio.to_thread(run_checks, root)
-        self.reply(report.to_dict())
+        checks = report.checks + gate_checks(self.settings["serverapp"], self.gate)
+        self.reply(dataclasses.replace(report, checks=checks).to_dict())
+
+
+def _username(user: object) -> str | None:
+    name = getattr(user, "username", None)
+    return name if isinstance(name, str) else None
 
 
 def _relative(path: object, root: Path) -> object:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from jupyter_approvals.core import atomic as _atomic
 from jupyter_approvals.core import errors
-from jupyter_approvals.ops import _atomic
-from jupyter_approvals.ops._atomic import atomic_replace
+from jupyter_approvals.core.atomic import atomic_replace
 from jupyter_approvals.ops._extras import require
 from jupyter_approvals.ops._preview import PreviewText, plural, size_text
 

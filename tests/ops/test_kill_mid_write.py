@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from jupyter_approvals.core.atomic import TEMP_SUFFIX
 from jupyter_approvals.ops import write_file
-from jupyter_approvals.ops._atomic import TEMP_SUFFIX
 
 from .conftest import approve
 

@@ -92,3 +92,9 @@ def kernels(jp_serverapp, jp_root_dir, jp_asyncio_loop):
     for kernel in started:
         kernel.stop()
     jp_asyncio_loop.run_until_complete(jp_serverapp.kernel_manager.shutdown_all())
+
+
+@pytest.fixture
+def state_dir(_state_dir: Path) -> Path:
+    """The approvals state directory of this test's server (agents.json, the journals)."""
+    return _state_dir

@@ -256,7 +256,15 @@ async def test_doctor_reports_checks_limits_and_what_is_not_guaranteed(jp_fetch)
     report = await get_json(jp_fetch, "doctor")
     # Then it names each check and the limits in force
     names = [check["name"] for check in report["checks"]]
-    assert names == ["server_extension", "labextension", "widgets", "journal", "limits"]
+    assert names == [
+        "server_extension",
+        "labextension",
+        "widgets",
+        "journal",
+        "limits",
+        "agent_gate",
+        "ungated_agents",
+    ]
     assert all({"name", "ok", "detail"} <= set(check) for check in report["checks"])
     assert report["limits"]["request_timeout_s"] == 600
     assert report["limits"]["min_answer_s"] == 1.0

@@ -23,34 +23,39 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from ..core.errors import ApprovalFingerprintMismatch
-from ..core.journal_fs import fsync_directory
+from .errors import ApprovalFingerprintMismatch
+from .journal_fs import fsync_directory
 
 #: Suffix of the temporary files.
 TEMP_SUFFIX = ".jpa-tmp"
 
 
 @contextlib.contextmanager
-def atomic_replace(path: str | os.PathLike[str], expected: str | None = None) -> Iterator[BinaryIO]:
+def atomic_replace(
+    path: str | os.PathLike[str], expected: str | None = None, mode: int | None = None
+) -> Iterator[BinaryIO]:
     """Yield a binary file; on a clean exit its content replaces ``path`` in one rename.
 
     On an exception nothing at ``path`` changes and the temporary file is gone. Symlinks at
     ``path`` are followed: the file they point to is replaced, the link stays. With
     ``expected`` (a real path), ``path`` must still resolve to exactly that file, else
-    ApprovalFingerprintMismatch is raised before anything is written.
+    ApprovalFingerprintMismatch is raised before anything is written. ``mode`` gives the file
+    those permission bits instead of the target's (a file of secrets asks for 0600).
     """
-    with atomic_path(path, expected) as temp, open(temp, "r+b") as handle:
+    with atomic_path(path, expected, mode) as temp, open(temp, "r+b") as handle:
         yield handle
         handle.flush()
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike[str], expected: str | None = None) -> Iterator[str]:
+def atomic_path(
+    path: str | os.PathLike[str], expected: str | None = None, mode: int | None = None
+) -> Iterator[str]:
     """Yield the name of an empty temporary file; on a clean exit it replaces ``path``.
 
     For writers that are faster given a file name than a Python file object (pyarrow writes
     Parquet natively to a path). They may replace the temporary file but must keep its name.
-    ``expected`` is checked as in :func:`atomic_replace`.
+    ``expected`` and ``mode`` work as in :func:`atomic_replace`.
     """
     resolved = os.path.realpath(path)
     if expected is not None and resolved != expected:
@@ -64,7 +69,7 @@ def atomic_path(path: str | os.PathLike[str], expected: str | None = None) -> It
         )
     target = Path(resolved)
     directory = target.parent
-    mode = _mode_for(target)
+    mode = _mode_for(target) if mode is None else mode
     _remove_abandoned(directory, target.name)
     temp = str(directory / f".{target.name}.{os.getpid()}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
     flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)

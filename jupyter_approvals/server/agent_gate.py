@@ -1,0 +1,308 @@
+"""The agent gate: what the server lets an agent identity do, and what it holds.
+
+One :class:`AgentGate` per server. The identity layer calls :meth:`AgentGate.admit` for every
+request with an agent token (routes, paths, ownership of kernels and sessions); the wrapped
+kernel websocket connection calls :meth:`AgentGate.screen` for every message a client sends
+(stamped with its sender; for agents, an allowlist of message types and the hold on
+``execute_request``). A sweep every second closes the sockets of agents that were removed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import weakref
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from jupyter_client.session import Session
+from tornado import web
+
+from ..core import errors
+from ..core.agents import AgentRegistry
+from ..core.model import Lease
+from . import agent_routes
+from .agent_identity import AgentUser, is_agent, refuse
+from .held_code import CodeHold, pending_text, refusal_text
+from .kernel_messages import IncomingMessage, decode, encode_reply
+
+#: Message types an agent may send on the shell or control channel.
+AGENT_MESSAGE_TYPES = frozenset(
+    {
+        "kernel_info_request",
+        "complete_request",
+        "inspect_request",
+        "is_complete_request",
+        "interrupt_request",
+    }
+)
+#: Message types the server stamps with their sender before a kernel sees them.
+STAMPED_TYPES = frozenset({"execute_request", "comm_open", "comm_msg", "comm_close"})
+#: Policies for agent code: held until approved, or run with only protected calls asking.
+POLICIES = ("ask", "protected-only")
+
+_KERNELS = "jupyter_server.services.kernels.handlers"
+_SESSIONS = "jupyter_server.services.sessions.handlers"
+
+
+class AgentGate:
+    """Everything the server decides about agent identities."""
+
+    def __init__(
+        self,
+        registry: AgentRegistry,
+        hold: CodeHold,
+        *,
+        policy: str,
+        server_root: Path,
+        secret_dirs: Callable[[], Iterable[Path]],
+        notebook_of: Callable[[str], str | None],
+        log: logging.Logger | logging.LoggerAdapter[Any],
+    ) -> None:
+        if policy not in POLICIES:
+            raise ValueError(f"unknown agent code policy {policy!r}")
+        self.registry = registry
+        self.hold = hold
+        self.policy = policy
+        self.server_root = server_root
+        self._secret_dirs = secret_dirs
+        self._notebook_of = notebook_of
+        self.log = log
+        self.kernels_started: dict[str, str] = {}
+        self.sessions_started: dict[str, str] = {}
+        self._sockets: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+        self._session = Session(username="jupyter-approvals")
+
+    # -- HTTP and websocket upgrades -----------------------------------------------------
+
+    def admit(self, handler: web.RequestHandler, agent: str) -> None:
+        """Let agent ``agent``'s request through, or end it with a coded 403."""
+        try:
+            agent_routes.check_route(handler)
+            for path in agent_routes.request_paths(handler):
+                why = agent_routes.secret_path_reason(path, self.server_root, self._secret_dirs())
+                if why is not None:
+                    raise agent_routes.forbidden(
+                        f"Agents may not touch {path!r}: {why}. Nothing was done.", path=path
+                    )
+            self._check_ownership(handler, agent)
+        except errors.ApprovalAgentForbidden as exc:
+            self.log.warning("jupyter-approvals refused agent %s: %s", agent, exc.message)
+            refuse(handler, exc)
+        self._remember_what_it_starts(handler, agent)
+        if hasattr(handler, "ws_connection"):
+            self._sockets[handler] = agent
+
+    def _check_ownership(self, handler: web.RequestHandler, agent: str) -> None:
+        name = agent_routes.handler_name(handler)
+        method = (handler.request.method or "").upper()
+        kwargs = handler.path_kwargs
+        if name in (f"{_KERNELS}.KernelHandler", f"{_KERNELS}.KernelActionHandler"):
+            stops = method == "DELETE" or kwargs.get("action") == "restart"
+            kernel_id = kwargs.get("kernel_id", "")
+            if stops and self.kernels_started.get(kernel_id) != agent:
+                raise agent_routes.forbidden(
+                    f"Agents may shut down or restart only kernels they started; {kernel_id} "
+                    "is not one of agent "
+                    f"{agent}'s. Nothing was done.",
+                    kernel_id=kernel_id,
+                )
+        if name == f"{_SESSIONS}.SessionHandler" and method in ("DELETE", "PATCH"):
+            session_id = kwargs.get("session_id", "")
+            if self.sessions_started.get(session_id) != agent:
+                raise agent_routes.forbidden(
+                    f"Agents may change or delete only sessions they started; {session_id} is "
+                    f"not one of agent {agent}'s. Nothing was done.",
+                    session_id=session_id,
+                )
+
+    def _remember_what_it_starts(self, handler: web.RequestHandler, agent: str) -> None:
+        # The kernel and session ids exist only in the reply: read them from what the
+        # handler finishes with, and only for kernels that did not exist before.
+        name = agent_routes.handler_name(handler)
+        if (handler.request.method or "").upper() != "POST" or name not in (
+            f"{_KERNELS}.MainKernelHandler",
+            f"{_SESSIONS}.SessionRootHandler",
+        ):
+            return
+        before = set(self.kernels_started)
+        existing = set(handler.settings["kernel_manager"].list_kernel_ids())
+        finish = handler.finish
+
+        def remembering_finish(chunk: Any = None) -> Any:
+            if chunk is not None and handler.get_status() in (200, 201):
+                self._record_started(chunk, agent, existing | before)
+            return finish(chunk)
+
+        handler.finish = remembering_finish  # type: ignore[method-assign]
+
+    def _record_started(self, chunk: Any, agent: str, existing: set[str]) -> None:
+        try:
+            model = json.loads(chunk)
+        except (TypeError, ValueError):
+            return
+        if not isinstance(model, dict):
+            return
+        kernel = model.get("kernel") if "kernel" in model else model
+        if "kernel" in model and isinstance(model.get("id"), str):
+            self.sessions_started[model["id"]] = agent
+        started = kernel.get("id") if isinstance(kernel, dict) else None
+        if isinstance(started, str) and started not in existing:
+            self.kernels_started[started] = agent
+
+    def sweep(self) -> None:
+        """Close the open sockets of agents that are no longer registered."""
+        for handler, agent in list(self._sockets.items()):
+            if not self.registry.is_registered(agent):
+                self.log.info("jupyter-approvals: closing a socket of removed agent %s", agent)
+                self._sockets.pop(handler, None)
+                with contextlib.suppress(Exception):  # already closed
+                    handler.close(4003, f"agent {agent} was removed")
+
+    def open_sockets(self, agent: str) -> int:
+        """How many websockets of ``agent`` are open (for tests and the doctor)."""
+        return sum(1 for name in self._sockets.values() if name == agent)
+
+    # -- kernel websocket messages -------------------------------------------------------
+
+    def screen(self, connection: Any, raw: Any) -> Any | None:
+        """What to forward to the kernel for this client frame (None: nothing)."""
+        handler = connection.websocket_handler
+        user = handler.current_user
+        subprotocol = getattr(connection, "subprotocol", None)
+        try:
+            message = decode(raw, subprotocol)
+        except (ValueError, KeyError, TypeError, IndexError):
+            if is_agent(user):
+                self.log.warning("jupyter-approvals dropped a malformed frame from an agent")
+                return None
+            return raw  # the server's own handling reports it, as without the gate
+        if not isinstance(user, AgentUser):
+            if message.msg_type in STAMPED_TYPES:
+                return message.stamped({"sender": "person", "username": _username(user)})
+            return raw
+        return self._screen_agent(connection, message, user.agent, subprotocol)
+
+    def _screen_agent(
+        self, connection: Any, message: IncomingMessage, agent: str, subprotocol: str | None
+    ) -> Any | None:
+        if not self.registry.is_registered(agent):
+            connection.websocket_handler.close(4003, f"agent {agent} was removed")
+            return None
+        msg_type, channel = message.msg_type, message.channel
+        stamp = {"sender": "agent", "agent": agent}
+        if channel in ("shell", "control") and msg_type in AGENT_MESSAGE_TYPES:
+            return message.raw
+        if channel == "shell" and msg_type == "execute_request":
+            if self.policy == "protected-only":
+                return message.stamped(stamp)
+            return self._hold(connection, message, agent, subprotocol, stamp)
+        error = errors.ApprovalAgentForbidden(
+            f"Agents may not send {msg_type or 'this message'} on the {channel} channel "
+            "(allowed: execute_request on shell, and "
+            f"{', '.join(sorted(AGENT_MESSAGE_TYPES))}). Nothing was sent to the kernel.",
+            msg_type=msg_type,
+            channel=channel,
+        )
+        self.log.warning("jupyter-approvals refused agent %s: %s", agent, error.message)
+        self._answer_refusal(connection, message, subprotocol, error)
+        return None
+
+    def _hold(
+        self,
+        connection: Any,
+        message: IncomingMessage,
+        agent: str,
+        subprotocol: str | None,
+        stamp: dict[str, Any],
+    ) -> Any | None:
+        kernel_id = str(getattr(connection, "kernel_id", "") or "")
+        try:
+            outcome = self.hold.screen(
+                message.content(), kernel_id, agent, self._notebook_of(kernel_id)
+            )
+        except errors.ApprovalError as exc:
+            self._answer_execute(connection, message, subprotocol, exc.code, refusal_text(exc))
+            return None
+        except ValueError as exc:  # content that is not JSON
+            error = errors.ApprovalMalformedMessage(f"The execute_request is malformed: {exc}.")
+            self._answer_execute(connection, message, subprotocol, error.code, refusal_text(error))
+            return None
+        if isinstance(outcome, Lease):
+            forwarded = message.stamped(stamp)
+            self.hold.ran(outcome)
+            return forwarded
+        self._answer_execute(
+            connection, message, subprotocol, errors.ApprovalPending.code, pending_text(outcome)
+        )
+        return None
+
+    # -- answers in the kernel's place ---------------------------------------------------
+
+    def _send(
+        self,
+        connection: Any,
+        msg_type: str,
+        content: dict[str, Any],
+        message: IncomingMessage,
+        channel: str,
+        subprotocol: str | None,
+    ) -> None:
+        frame, binary = encode_reply(
+            self._session, msg_type, content, message.header, channel, subprotocol
+        )
+        connection.websocket_handler.write_message(frame, binary=binary)
+
+    def _answer_execute(
+        self,
+        connection: Any,
+        message: IncomingMessage,
+        subprotocol: str | None,
+        code: str,
+        text: str,
+    ) -> None:
+        """A well-formed failed execution: busy, error, execute_reply, idle."""
+        error = {"ename": code, "evalue": text, "traceback": [text]}
+        self._send(connection, "status", {"execution_state": "busy"}, message, "iopub", subprotocol)
+        self._send(connection, "error", error, message, "iopub", subprotocol)
+        reply = {"status": "error", "execution_count": 0, **error}
+        self._send(connection, "execute_reply", reply, message, message.channel, subprotocol)
+        self._send(connection, "status", {"execution_state": "idle"}, message, "iopub", subprotocol)
+
+    def _answer_refusal(
+        self,
+        connection: Any,
+        message: IncomingMessage,
+        subprotocol: str | None,
+        error: errors.ApprovalError,
+    ) -> None:
+        text = refusal_text(error)
+        msg_type = message.msg_type
+        if msg_type == "execute_request":
+            self._answer_execute(connection, message, subprotocol, error.code, text)
+        elif msg_type.endswith("_request"):
+            reply = {"status": "error", "ename": error.code, "evalue": text, "traceback": [text]}
+            reply_type = msg_type[: -len("_request")] + "_reply"
+            channel = message.channel if message.channel in ("shell", "control") else "shell"
+            self._send(connection, reply_type, reply, message, channel, subprotocol)
+        elif msg_type in ("comm_open", "comm_msg"):
+            comm_id = message.content().get("comm_id")
+            data = {"code": error.code, "message": text}
+            self._send(
+                connection,
+                "comm_close",
+                {"comm_id": comm_id, "data": data},
+                message,
+                "iopub",
+                subprotocol,
+            )
+        else:
+            stream = {"name": "stderr", "text": text + "\n"}
+            self._send(connection, "stream", stream, message, "iopub", subprotocol)
+
+
+def _username(user: object) -> str | None:
+    name = getattr(user, "username", None)
+    return name if isinstance(name, str) else None

@@ -1,0 +1,146 @@
+"""Agent identities at the server: the wrapped identity provider and authorizer.
+
+A request whose token is a registered agent's (core/agents.py) is that agent: an
+:class:`AgentUser`, told apart by its type, never by a name a person could also have. It is
+token-authenticated (no XSRF cookie needed) and never gets a login cookie, and it reaches
+only the routes of :mod:`.agent_routes`; every other request goes to the identity provider
+and authorizer that were configured, unchanged. Both are wrapped, not replaced: the server's
+configured classes become the bases of the classes made here.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from jupyter_server.auth.authorizer import Authorizer
+from jupyter_server.auth.identity import IdentityProvider, User
+from tornado import web
+
+from ..core import errors
+
+#: Key of the :class:`~.agent_gate.AgentGate` in the web application's settings.
+GATE_SETTING = "jupyter_approvals.agent_gate"
+
+
+@dataclass
+class AgentUser(User):
+    """The user of a request made with an agent's token."""
+
+    agent: str = ""
+
+
+def agent_user(name: str) -> AgentUser:
+    """The identity of agent ``name`` (its username cannot be a token-less person's)."""
+    return AgentUser(
+        username=f"agent:{name}",
+        name=f"agent {name}",
+        display_name=f"agent {name}",
+        initials="AG",
+        agent=name,
+    )
+
+
+def is_agent(user: object) -> bool:
+    """True for the identity of an agent, by type."""
+    return isinstance(user, AgentUser)
+
+
+def refuse(handler: web.RequestHandler, error: errors.ApprovalError, status: int = 403) -> None:
+    """End ``handler``'s request now with a coded JSON error (works from ``prepare``)."""
+    handler.clear_header("Set-Cookie")
+    handler.set_status(status)
+    handler.set_header("Content-Type", "application/json")
+    body = {"ok": False, "code": error.code, "message": error.message, **error.details}
+    raise web.Finish(json.dumps(body))
+
+
+class _AgentAwareIdentity:
+    """Mixin placed before the configured identity provider class."""
+
+    jupyter_approvals_wrapped = True
+
+    async def get_user(self, handler: web.RequestHandler) -> User | None:
+        """The agent of an agent token (admitted by the gate), else whoever the base finds."""
+        gate = handler.settings.get(GATE_SETTING)
+        token = self.get_token(handler) if gate is not None else None  # type: ignore[attr-defined]
+        record = gate.registry.match(token) if gate is not None and token else None
+        if gate is None or record is None:
+            user = super().get_user(handler)  # type: ignore[misc]
+            if inspect.isawaitable(user):
+                user = await user
+            return user  # type: ignore[no-any-return]
+        if not self.auth_enabled:  # type: ignore[attr-defined]
+            refuse(
+                handler,
+                errors.ApprovalNoServerAuth(
+                    "This server runs without authentication, so agent tokens mean nothing "
+                    "here and are refused. Start it with a token or a password."
+                ),
+            )
+        gate.admit(handler, record.name)
+        # Token-authenticated: no XSRF cookie needed, origin checks as for scripts.
+        handler._token_authenticated = True  # type: ignore[attr-defined]
+        return agent_user(record.name)
+
+
+class _AgentAwareAuthorizer:
+    """Mixin placed before the configured authorizer class: agents get a narrower view."""
+
+    jupyter_approvals_wrapped = True
+
+    def is_authorized(
+        self, handler: web.RequestHandler, user: User, action: str, resource: str
+    ) -> Any:
+        """Refuse agents every resource outside their allowlist; else ask the base."""
+        if is_agent(user):
+            from .agent_routes import agent_may
+
+            if not agent_may(resource, action):
+                return False
+        return super().is_authorized(handler, user, action, resource)  # type: ignore[misc]
+
+
+def wrap_identity_provider(base: type[IdentityProvider]) -> type[IdentityProvider]:
+    """A subclass of ``base`` that knows agent tokens (``base`` itself if already wrapped)."""
+    if getattr(base, "jupyter_approvals_wrapped", False):
+        return base
+    return type(f"AgentAware{base.__name__}", (_AgentAwareIdentity, base), {})
+
+
+def wrap_authorizer(base: type[Authorizer]) -> type[Authorizer]:
+    """A subclass of ``base`` that narrows what agents may do (``base`` if already wrapped)."""
+    if getattr(base, "jupyter_approvals_wrapped", False):
+        return base
+    return type(f"AgentAware{base.__name__}", (_AgentAwareAuthorizer, base), {})
+
+
+def wrap_kernel_connection(base: type[Any]) -> type[Any]:
+    """A subclass of the kernel websocket connection class whose incoming frames pass the gate.
+
+    Every frame a client sends goes through :meth:`~.agent_gate.AgentGate.screen` first: what
+    it returns is handed to ``base`` unchanged in protocol; None means nothing reaches the
+    kernel. Without a gate in the settings nothing is forwarded (fail closed).
+    """
+    if getattr(base, "jupyter_approvals_wrapped", False):
+        return base
+
+    def handle_incoming_message(self: Any, incoming_msg: Any) -> Any:
+        gate = self.websocket_handler.settings.get(GATE_SETTING)
+        if gate is None:
+            return None
+        forwarded = gate.screen(self, incoming_msg)
+        if forwarded is None:
+            return None
+        return base.handle_incoming_message(self, forwarded)
+
+    handle_incoming_message.__doc__ = (
+        "Screen a client's frame, then forward what the gate lets through."
+    )
+    namespace = {
+        "handle_incoming_message": handle_incoming_message,
+        "jupyter_approvals_wrapped": True,
+    }
+    return type(f"AgentGated{base.__name__}", (base,), namespace)

@@ -1,0 +1,155 @@
+"""What an agent identity may reach at the server: handlers, methods, paths, kernels.
+
+Deny by default. An agent reaches a route only when the route's handler class (exactly that
+class, not a subclass another extension registers) and the HTTP method are in
+:data:`AGENT_HANDLERS`; this check runs in the identity layer, so it also covers routes that
+never call the authorizer. The authorizer is narrowed the same way by resource
+(:func:`agent_may`). Paths that hold Jupyter's own secrets or configuration, or any hidden
+path, are refused for agents whatever ``allow_hidden`` says; kernels and sessions that the
+agent did not start cannot be shut down, restarted or deleted by it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from tornado import web
+
+from ..core import errors
+
+# Handler class (module.qualname) -> methods an agent client needs there.
+AGENT_HANDLERS: dict[str, frozenset[str]] = {
+    "jupyter_server.base.handlers.APIVersionHandler": frozenset({"GET"}),
+    "jupyter_server.services.api.handlers.APIStatusHandler": frozenset({"GET"}),
+    "jupyter_server.services.api.handlers.IdentityHandler": frozenset({"GET"}),
+    "jupyter_server.services.contents.handlers.ContentsHandler": frozenset(
+        {"GET", "HEAD", "PUT", "PATCH", "POST", "DELETE"}
+    ),
+    "jupyter_server.services.contents.handlers.CheckpointsHandler": frozenset({"GET", "POST"}),
+    "jupyter_server.services.contents.handlers.ModifyCheckpointsHandler": frozenset(
+        {"POST", "DELETE"}
+    ),
+    "jupyter_server.services.sessions.handlers.SessionRootHandler": frozenset({"GET", "POST"}),
+    "jupyter_server.services.sessions.handlers.SessionHandler": frozenset(
+        {"GET", "PATCH", "DELETE"}
+    ),
+    "jupyter_server.services.kernels.handlers.MainKernelHandler": frozenset({"GET", "POST"}),
+    "jupyter_server.services.kernels.handlers.KernelHandler": frozenset({"GET", "DELETE"}),
+    "jupyter_server.services.kernels.handlers.KernelActionHandler": frozenset({"POST"}),
+    "jupyter_server.services.kernels.websocket.KernelWebsocketHandler": frozenset({"GET"}),
+    "jupyter_server.services.kernelspecs.handlers.MainKernelSpecHandler": frozenset({"GET"}),
+    "jupyter_server.services.kernelspecs.handlers.KernelSpecHandler": frozenset({"GET"}),
+    "jupyter_server.kernelspecs.handlers.KernelSpecResourceHandler": frozenset({"GET", "HEAD"}),
+    "jupyter_server_ydoc.handlers.DocSessionHandler": frozenset({"GET", "PUT"}),
+    "jupyter_server_ydoc.handlers.YDocWebSocketHandler": frozenset({"GET"}),
+    "jupyterlab.handlers.extension_manager_handler.ExtensionHandler": frozenset({"GET"}),
+}
+
+# Authorizer resources (and actions) an agent may be granted; "approvals" is never one.
+AGENT_RESOURCES: dict[str, frozenset[str]] = {
+    "api": frozenset({"read"}),
+    "contents": frozenset({"read", "write"}),
+    "kernels": frozenset({"read", "write", "execute"}),
+    "kernelspecs": frozenset({"read"}),
+    "sessions": frozenset({"read", "write"}),
+    "lab": frozenset({"read"}),
+}
+
+# Handlers whose path argument, or body fields, name a file of the server's contents.
+_CONTENTS_HANDLERS = frozenset(
+    {
+        "jupyter_server.services.contents.handlers.ContentsHandler",
+        "jupyter_server.services.contents.handlers.CheckpointsHandler",
+        "jupyter_server.services.contents.handlers.ModifyCheckpointsHandler",
+        "jupyter_server_ydoc.handlers.DocSessionHandler",
+    }
+)
+_SESSION_ROOT = "jupyter_server.services.sessions.handlers.SessionRootHandler"
+
+
+def handler_name(handler: object) -> str:
+    """The exact class of a handler as ``module.qualname``."""
+    cls = type(handler)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def agent_may(resource: str, action: str) -> bool:
+    """Whether the authorizer may grant an agent ``action`` on ``resource`` at all."""
+    return action in AGENT_RESOURCES.get(resource, frozenset())
+
+
+def forbidden(message: str, **details: Any) -> errors.ApprovalAgentForbidden:
+    """The coded refusal of something agents may never do."""
+    return errors.ApprovalAgentForbidden(message, **details)
+
+
+def check_route(handler: web.RequestHandler) -> None:
+    """Raise APPROVAL_AGENT_FORBIDDEN unless an agent may make this request at all."""
+    name = handler_name(handler)
+    method = (handler.request.method or "").upper()
+    if method not in AGENT_HANDLERS.get(name, frozenset()):
+        raise forbidden(
+            f"Agents may not use {method} {handler.request.path}: it is not on the list of "
+            "routes an agent client needs. Nothing was done.",
+            path=handler.request.path,
+            method=method,
+        )
+
+
+def request_paths(handler: web.RequestHandler) -> list[str]:
+    """The contents paths a request names: its path argument and the body's path fields."""
+    name = handler_name(handler)
+    paths: list[str] = []
+    if name in _CONTENTS_HANDLERS:
+        if "path" in handler.path_kwargs:
+            paths.append(str(handler.path_kwargs["path"] or ""))
+        elif handler.path_args:
+            paths.append(str(handler.path_args[0] or ""))
+    if name in _CONTENTS_HANDLERS or name == _SESSION_ROOT:
+        body = _json_body(handler)
+        for key in ("path", "copy_from"):
+            value = body.get(key)
+            if isinstance(value, str):
+                paths.append(value)
+    return paths
+
+
+def secret_path_reason(api_path: str, root: Path, secret_dirs: Iterable[Path]) -> str | None:
+    """Why an agent may not touch ``api_path`` below ``root``, or None if it may.
+
+    Refused: any hidden component (``.jupyter``, ``.ssh``, ``.env``), as written or after
+    following symlinks below the root; anything that resolves into one of ``secret_dirs``
+    (runtime dir with the server's token files and cookie secret, config and data dirs, the
+    approvals state dir); a path that escapes the root through a symlink into hidden places.
+    """
+    parts = [p for p in api_path.replace("\\", "/").split("/") if p and p != "."]
+    if any(p.startswith(".") for p in parts):
+        return "it is a hidden path"
+    real_root = Path(os.path.realpath(root))
+    real = Path(os.path.realpath(real_root.joinpath(*parts)))
+    for directory in secret_dirs:
+        secret = Path(os.path.realpath(directory))
+        if real == secret or secret in real.parents:
+            return "it holds Jupyter's or jupyter-approvals' own files (tokens, configuration)"
+    try:
+        below = real.relative_to(real_root).parts
+    except ValueError:
+        below = real.parts
+    if any(p.startswith(".") for p in below):
+        return "it leads to a hidden path"
+    return None
+
+
+def _json_body(handler: web.RequestHandler) -> dict[str, Any]:
+    body = handler.request.body
+    if not body:
+        return {}
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}

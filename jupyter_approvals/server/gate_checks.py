@@ -1,0 +1,69 @@
+"""The doctor's checks of the agent gate, made inside the running server (``GET doctor``).
+
+Another extension or a configuration file can put the plain identity provider, authorizer or
+kernel websocket connection back after this extension wrapped them: these checks look at the
+objects really in force, not at the configuration.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..doctor.report import Check
+
+#: Server extensions through which an agent acts with the person's own identity.
+UNGATED_AGENT_EXTENSIONS = ("jupyter_mcp_server", "jupyter_ai", "jupyter_ai_jupyternaut")
+
+
+def _wrapped(value: object) -> bool:
+    cls = value if isinstance(value, type) else type(value)
+    return bool(getattr(cls, "jupyter_approvals_wrapped", False))
+
+
+def gate_checks(serverapp: Any, gate: Any) -> list[Check]:
+    """``agent_gate`` (fails when the gate is not in force) and ``ungated_agents`` (a warning)."""
+    settings = serverapp.web_app.settings
+    problems = []
+    if not serverapp.identity_provider.auth_enabled:
+        problems.append("the server has no authentication, so agent tokens are refused")
+    if not _wrapped(settings.get("identity_provider", serverapp.identity_provider)):
+        problems.append("the identity provider in force is not the agent-aware one")
+    if not _wrapped(settings.get("authorizer", serverapp.authorizer)):
+        problems.append("the authorizer in force is not the agent-aware one")
+    if not _wrapped(settings.get("kernel_websocket_connection_class")):
+        problems.append("the kernel websocket connection class in force is not the gated one")
+    unreadable = gate.registry.problem
+    if unreadable is not None:
+        problems.append(unreadable.message)
+    if problems:
+        gate_check = Check(
+            "agent_gate",
+            False,
+            "; ".join(problems) + ".",
+            fix="Run the server with a token or password, and do not configure another identity "
+            "provider, authorizer or kernel websocket connection after jupyter-approvals.",
+            info={"policy": gate.policy},
+        )
+    else:
+        gate_check = Check(
+            "agent_gate",
+            True,
+            f"agent identities are told apart and agent code policy is '{gate.policy}'"
+            + (" (no boundary against agent code)" if gate.policy == "protected-only" else ""),
+            info={"policy": gate.policy},
+        )
+    enabled = set(getattr(serverapp.extension_manager, "extensions", {}) or {})
+    enabled |= {name for name, on in (serverapp.jpserver_extensions or {}).items() if on}
+    ungated = sorted(name for name in enabled if name in UNGATED_AGENT_EXTENSIONS)
+    detail = (
+        f"these server extensions let agents act with the person's identity, not gated: "
+        f"{', '.join(ungated)}"
+        if ungated
+        else "no server extension known to run agents with the person's identity"
+    )
+    return [
+        gate_check,
+        Check(
+            "ungated_agents", True, detail, info={"warning": bool(ungated), "extensions": ungated}
+        ),
+    ]

@@ -1,0 +1,210 @@
+"""Agent code held at the server until a person approved exactly that request.
+
+Each ``execute_request`` an agent sends becomes a request of action ``kernel.execute`` in a
+store of the server's own (the same core store the kernels use, in the server process), with
+a fingerprint over every field that changes what runs, the kernel and the agent. The same
+rules as everywhere: 1 s floor from when a person's UI first received it, 10 minutes to
+answer, 10 minutes to use, once; every outcome journaled in the project's journal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..core import errors
+from ..core.fingerprint import fingerprint, short_fingerprint
+from ..core.journal import Journal
+from ..core.model import Lease, Origin, RequestInfo
+from ..core.policy import Clock, Limits
+from ..core.project import ensure_outside_project, project_root_for
+from ..core.store import ApprovalStore
+from ..core.visible import make_visible
+
+ACTION = "kernel.execute"
+#: Fields of an execute_request's content that change what runs; all are fingerprinted.
+EXECUTE_FIELDS = (
+    "code",
+    "silent",
+    "store_history",
+    "user_expressions",
+    "allow_stdin",
+    "stop_on_error",
+)
+
+
+def execute_subject(content: dict[str, Any], kernel_id: str, agent: str) -> dict[str, Any]:
+    """What the fingerprint of held code covers (docs/protocol.md 7.3)."""
+    return {
+        "action": ACTION,
+        "kernel_id": kernel_id,
+        "agent": agent,
+        "request": {name: content.get(name) for name in EXECUTE_FIELDS},
+    }
+
+
+class CodeHold:
+    """The server's store of held agent code, its journal and its limits."""
+
+    def __init__(
+        self,
+        limits: Limits,
+        state_dir: Callable[[], Path],
+        server_root: Path,
+        clock: Clock | None = None,
+    ) -> None:
+        self.store = ApprovalStore(limits, clock)
+        self.limits = self.store.limits
+        self._state_dir = state_dir
+        self._server_root = server_root
+        self._journals: dict[Path, Journal] = {}
+        self._decided_by: dict[str, str] = {}
+        self.store.subscribe(self._journal_event)
+
+    # -- the agent's side ----------------------------------------------------------------
+
+    def screen(
+        self, content: dict[str, Any], kernel_id: str, agent: str, notebook_path: str | None
+    ) -> Lease | RequestInfo:
+        """A lease to forward this request now, or the pending request it waits as.
+
+        Raises the coded outcome of an ended identical request once (rejected, timed out,
+        expired, auto-answered), APPROVAL_TOO_LARGE for code past the preview limit, and
+        APPROVAL_MALFORMED_MESSAGE for a request whose code is not text.
+        """
+        code = content.get("code")
+        if not isinstance(code, str):
+            raise errors.ApprovalMalformedMessage("The execute_request has no code text.")
+        preview = make_visible(code)
+        if len(preview) > self.limits.max_preview_chars:
+            raise errors.ApprovalTooLarge(
+                f"This code is {len(preview)} characters as shown to a person; held code is "
+                f"limited to {self.limits.max_preview_chars} so that the person sees all of it. "
+                "Nothing ran. Send smaller cells.",
+                chars=len(preview),
+                limit=self.limits.max_preview_chars,
+            )
+        _, problem = self._project(notebook_path)
+        if problem is not None:
+            raise problem
+        digest = fingerprint(execute_subject(content, kernel_id, agent))
+        claimed = self.store.claim(ACTION, digest, slot=digest, owner=agent)
+        if claimed is not None:
+            return claimed
+        info, _ = self.store.open_request(
+            action=ACTION,
+            fingerprint=digest,
+            summary=_summary(content, agent, notebook_path, kernel_id),
+            preview=code,
+            origin=Origin(kernel_id=kernel_id, notebook_path=notebook_path, agent=agent),
+            slot=digest,
+            owner=agent,
+            function="",
+        )
+        return info
+
+    def ran(self, lease: Lease) -> None:
+        """The approved request was forwarded to its kernel."""
+        self.store.finish(lease)
+
+    # -- the person's side ---------------------------------------------------------------
+
+    def listing(self, shown: bool) -> list[dict[str, Any]]:
+        """Pending held requests in the wire form of GET pending; ``shown`` starts their floor."""
+        items = []
+        for info in self.store.pending():
+            if shown:
+                self.store.mark_shown(info.id)
+            items.append(self.wire(info))
+        return items
+
+    def wire(self, info: RequestInfo) -> dict[str, Any]:
+        """One held request as a GET pending item."""
+        return {
+            **info.to_wire(),
+            "requested_by": f"agent {info.origin.agent}",
+            "held_at": "server",
+            "decide_url": f"jupyter-approvals/api/held/{info.id}",
+        }
+
+    def decide(
+        self, request_id: str, decision: object, shown: object, reason: object, person: str
+    ) -> RequestInfo:
+        """A person's decision from the sidebar or REST (the handler refuses agents)."""
+        self._decided_by[request_id] = person
+        return self.store.decide(request_id, decision, shown, reason, channel="sidebar")
+
+    # -- journal -------------------------------------------------------------------------
+
+    def _project(self, notebook_path: str | None) -> tuple[Path, errors.ApprovalError | None]:
+        directory = self._server_root
+        if notebook_path:
+            candidate = (self._server_root / notebook_path).parent
+            if candidate.is_dir():
+                directory = candidate
+        project = project_root_for(directory)
+        try:
+            ensure_outside_project(self._state_dir(), project)
+        except errors.ApprovalJournalInsideProject as exc:
+            return project, exc
+        return project, None
+
+    def _journal_event(self, event: str, info: RequestInfo, fields: dict[str, Any]) -> None:
+        project, _ = self._project(info.origin.notebook_path)
+        journal = self._journals.get(project)
+        if journal is None:
+            journal = self._journals[project] = Journal.for_project(project, self._state_dir())
+        entry = {
+            "request_id": info.id,
+            "action": info.action,
+            "summary": info.summary,
+            "fingerprint": info.fingerprint,
+            "status": info.status.value,
+            "channel": info.channel,
+            "latency_ms": info.latency_ms,
+            "reason": info.reason or None,
+            "code": info.code,
+            "kernel_id": info.origin.kernel_id,
+            "notebook_path": info.origin.notebook_path,
+            "project_root": str(project),
+            "agent": info.origin.agent,
+            "decided_by": self._decided_by.get(info.id) if event != "requested" else None,
+            "held_at": "server",
+            **fields,
+        }
+        journal.append(event, **{k: v for k, v in entry.items() if v is not None})
+        if not info.status.live:
+            self._decided_by.pop(info.id, None)
+
+
+def _summary(content: dict[str, Any], agent: str, notebook_path: str | None, kernel: str) -> str:
+    where = notebook_path or f"kernel {kernel[:8]}"
+    flags = [
+        f"{name}={content.get(name)!r}"
+        for name, default in (("silent", False), ("store_history", True), ("allow_stdin", False))
+        if name in content and content.get(name) != default
+    ]
+    extra = f" ({', '.join(flags)})" if flags else ""
+    if content.get("user_expressions"):
+        extra += f" with {len(content['user_expressions'])} user expressions"
+    return f"Agent {agent} runs code in {where}{extra}"
+
+
+def pending_text(info: RequestInfo) -> str:
+    """What the agent reads when its code is held (meant to be unmistakable for an LLM)."""
+    return (
+        f"APPROVAL_PENDING: nothing ran. This code is held at the Jupyter server until a person "
+        f"approves it (request {info.id}, fingerprint {short_fingerprint(info.fingerprint)}). "
+        "Ask the person to review and approve it in JupyterLab's Approvals sidebar. After they "
+        "approved, send exactly the same code again: it then runs once. Changed code is a new "
+        "request and needs its own approval."
+    )
+
+
+def refusal_text(error: errors.ApprovalError) -> str:
+    """What the agent reads when its request was refused or ended without approval."""
+    message = error.message
+    if "othing ran" not in message:
+        message += " Nothing ran."
+    return f"{error.code}: {message}"

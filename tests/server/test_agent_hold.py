@@ -1,0 +1,256 @@
+"""The hold on agent code: nothing an agent sends on a kernel websocket runs before a person
+approved exactly that request, in either websocket protocol a real client speaks."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from jupyter_approvals.core.agents import AgentRegistry, registry_path
+from jupyter_approvals.core.journal import read_entries
+from jupyter_approvals.core.project import journal_path
+
+from .agent_client import KernelSocket, add_agent, call
+
+API = "jupyter-approvals/api"
+PROTOCOLS = [pytest.param(True, id="v1"), pytest.param(False, id="legacy-json")]
+
+
+@pytest.fixture
+def agent_token(state_dir) -> str:
+    return add_agent(state_dir, "bot")
+
+
+@pytest.fixture
+def open_socket(jp_http_port, jp_base_url, agent_token):
+    sockets: list[KernelSocket] = []
+
+    async def open_(kernel_id: str, v1: bool = True, token: str | None = None) -> KernelSocket:
+        socket = await KernelSocket.open(
+            jp_http_port, jp_base_url, kernel_id, token or agent_token, v1
+        )
+        sockets.append(socket)
+        return socket
+
+    yield open_
+    for socket in sockets:
+        socket.close()
+
+
+async def held_items(jp_fetch) -> list[dict]:
+    _, _, listing = await call(jp_fetch, API, "pending")
+    return [item for item in listing["pending"] if item.get("held_at") == "server"]
+
+
+async def decide(jp_fetch, item: dict, decision: str = "approve", reason: str = "") -> tuple:
+    status, _, body = await call(
+        jp_fetch,
+        *item["decide_url"].split("/"),
+        method="POST",
+        body=json.dumps(
+            {"decision": decision, "fingerprint": item["fingerprint"], "reason": reason}
+        ),
+    )
+    return status, body
+
+
+@pytest.mark.parametrize("v1", PROTOCOLS)
+async def test_agent_code_waits_for_a_person_then_runs_once(
+    jp_fetch, kernels, open_socket, jp_root_dir, v1
+):
+    # Given a notebook's kernel and an agent connected to it
+    kernel = await kernels()
+    agent = await open_socket(kernel.id, v1=v1)
+    code = "open('ran.txt', 'a').write('x'); print(40 + 2)"
+    # When the agent sends code
+    first = await agent.execute(code)
+    # Then nothing ran, and the agent got a well-formed failed execution that says why
+    assert not (Path(jp_root_dir) / "ran.txt").exists()
+    kinds = [(m["msg_type"], m["content"].get("execution_state")) for m in first["messages"]]
+    assert kinds == [
+        ("status", "busy"),
+        ("error", None),
+        ("execute_reply", None),
+        ("status", "idle"),
+    ]
+    reply = first["reply"]
+    assert reply["status"] == "error"
+    assert reply["ename"] == "APPROVAL_PENDING"
+    assert isinstance(reply["execution_count"], int)
+    assert "nothing ran" in reply["evalue"]
+    assert "send exactly the same code again" in reply["evalue"]
+    assert "wait()" not in reply["evalue"]
+    # And the person's pending list shows all of the code, the agent and where to decide
+    [item] = await held_items(jp_fetch)
+    assert item["action"] == "kernel.execute"
+    assert item["preview"] == code
+    assert item["agent"] == "bot"
+    assert item["notebook_path"] == "notebook.ipynb"
+    assert item["decide_url"] == f"jupyter-approvals/api/held/{item['id']}"
+    assert item["id"] in reply["evalue"]
+    # When the person approves it after reading it
+    await asyncio.sleep(1.1)
+    status, body = await decide(jp_fetch, item)
+    assert (status, body["status"]) == (200, "approved")
+    # And the agent sends the same code again
+    second = await agent.execute(code)
+    # Then it runs, once
+    assert second["reply"]["status"] == "ok"
+    assert second["stdout"] == "42\n"
+    assert (Path(jp_root_dir) / "ran.txt").read_text() == "x"
+    # And a third send asks again
+    third = await agent.execute(code)
+    assert third["reply"]["ename"] == "APPROVAL_PENDING"
+    assert (Path(jp_root_dir) / "ran.txt").read_text() == "x"
+
+
+async def test_changed_code_is_a_new_request_and_the_approval_stays(jp_fetch, kernels, open_socket):
+    # Given approved code
+    kernel = await kernels()
+    agent = await open_socket(kernel.id)
+    await agent.execute("x = 1")
+    [item] = await held_items(jp_fetch)
+    await asyncio.sleep(1.1)
+    assert (await decide(jp_fetch, item))[0] == 200
+    # When the agent sends other code, or the same code with another flag
+    other = await agent.execute("x = 2")
+    silent = await agent.execute("x = 1", silent=True)
+    # Then each is a new request and nothing ran
+    assert other["reply"]["ename"] == "APPROVAL_PENDING"
+    assert silent["reply"]["ename"] == "APPROVAL_PENDING"
+    assert len(await held_items(jp_fetch)) == 2
+    # And the approved code still runs once
+    assert (await agent.execute("x = 1"))["reply"]["status"] == "ok"
+
+
+async def test_a_rejection_reaches_the_agent_once_with_the_reason(jp_fetch, kernels, open_socket):
+    kernel = await kernels()
+    agent = await open_socket(kernel.id, v1=False)
+    await agent.execute("import shutil; shutil.rmtree('data')")
+    [item] = await held_items(jp_fetch)
+    await asyncio.sleep(1.1)
+    # When the person rejects it with a reason
+    assert (await decide(jp_fetch, item, "reject", "keep the data"))[0] == 200
+    # Then the agent's resend learns it, with the reason, and nothing ran
+    again = await agent.execute("import shutil; shutil.rmtree('data')")
+    assert again["reply"]["ename"] == "APPROVAL_REJECTED"
+    assert "keep the data" in again["reply"]["evalue"]
+    # And the send after that is a new request
+    assert (await agent.execute("import shutil; shutil.rmtree('data')"))["reply"]["ename"] == (
+        "APPROVAL_PENDING"
+    )
+
+
+async def test_a_fast_answer_is_auto_answered_and_runs_nothing(jp_fetch, kernels, open_socket):
+    kernel = await kernels()
+    agent = await open_socket(kernel.id)
+    await agent.execute("y = 1")
+    [item] = await held_items(jp_fetch)
+    # When a decision comes within the reading floor
+    status, body = await decide(jp_fetch, item)
+    # Then it counts as no answer
+    assert (status, body["code"]) == (409, "APPROVAL_AUTO_ANSWERED")
+    again = await agent.execute("y = 1")
+    assert again["reply"]["ename"] == "APPROVAL_AUTO_ANSWERED"
+
+
+async def test_code_past_the_preview_limit_is_refused(jp_fetch, kernels, open_socket):
+    kernel = await kernels()
+    agent = await open_socket(kernel.id)
+    result = await agent.execute("x = 1\n" * 5000)
+    assert result["reply"]["ename"] == "APPROVAL_TOO_LARGE"
+    assert await held_items(jp_fetch) == []
+
+
+@pytest.mark.parametrize("v1", PROTOCOLS)
+async def test_agents_speak_no_comms_stdin_or_control_execution(
+    jp_fetch, kernels, open_socket, jp_root_dir, v1
+):
+    kernel = await kernels()
+    agent = await open_socket(kernel.id, v1=v1)
+    # When the agent opens a comm to the approvals endpoint (the frontend's contract)
+    msg_id = await agent.send(
+        "comm_open", {"comm_id": "c1", "target_name": "jupyter_approvals", "data": {"op": "list"}}
+    )
+    [closed] = await agent.replies_to(msg_id, timeout=10, first_only=True)
+    # Then the server closes it with a code; the kernel never saw it
+    assert closed["msg_type"] == "comm_close"
+    assert closed["content"]["data"]["code"] == "APPROVAL_AGENT_FORBIDDEN"
+    # When it runs code on the control channel
+    control = await agent.execute("open('ctl.txt', 'w').write('x')", channel="control")
+    # Then that is refused too, and nothing ran
+    assert control["reply"]["ename"] == "APPROVAL_AGENT_FORBIDDEN"
+    assert not (Path(jp_root_dir) / "ctl.txt").exists()
+    # When it answers an input prompt or sends a debug request
+    for msg_type, channel in (("input_reply", "stdin"), ("debug_request", "control")):
+        msg_id = await agent.send(msg_type, {"value": "y"}, channel)
+        [answer] = await agent.replies_to(msg_id, timeout=10, first_only=True)
+        assert "APPROVAL_AGENT_FORBIDDEN" in json.dumps(answer["content"])
+    # While what an agent client needs to work still passes
+    msg_id = await agent.send("kernel_info_request", {})
+    [info] = await agent.replies_to(msg_id, timeout=30, first_only=True)
+    assert info["msg_type"] == "kernel_info_reply"
+    assert info["content"]["status"] == "ok"
+
+
+async def test_the_kernel_learns_who_sent_a_message_and_clients_cannot_claim_it(
+    jp_fetch, kernels, open_socket, jp_serverapp
+):
+    # Given the person's own websocket (their token), claiming in metadata to be an agent
+    kernel = await kernels()
+    person = await open_socket(kernel.id, token=jp_serverapp.identity_provider.token)
+    msg_id = await person.send(
+        "execute_request",
+        {
+            "code": "print(get_ipython().kernel.get_parent()['metadata']['jupyter_approvals'])",
+            "silent": False,
+            "store_history": False,
+            "user_expressions": {},
+            "allow_stdin": False,
+            "stop_on_error": True,
+        },
+        jupyter_approvals={"sender": "agent", "agent": "forged"},
+    )
+    messages = await person.replies_to(msg_id)
+    text = "".join(m["content"].get("text", "") for m in messages if m["msg_type"] == "stream")
+    # Then the kernel sees the server's stamp, not the client's claim
+    assert "'sender': 'person'" in text
+    assert "forged" not in text
+
+
+async def test_every_step_of_held_code_is_journaled(
+    jp_fetch, kernels, open_socket, jp_root_dir, state_dir
+):
+    kernel = await kernels()
+    agent = await open_socket(kernel.id)
+    await agent.execute("z = 3")
+    [item] = await held_items(jp_fetch)
+    await asyncio.sleep(1.1)
+    await decide(jp_fetch, item)
+    await agent.execute("z = 3")
+    path = journal_path(Path(jp_root_dir).resolve(), state_dir)
+    entries = [e for e in read_entries(path, limit=50).entries if e["request_id"] == item["id"]]
+    events = [e["event"] for e in reversed(entries)]
+    assert events == ["requested", "approved", "executed"]
+    for entry in entries:
+        assert entry["agent"] == "bot"
+        assert entry["held_at"] == "server"
+        assert entry["action"] == "kernel.execute"
+    approved = next(e for e in entries if e["event"] == "approved")
+    assert approved["channel"] == "sidebar"
+    assert approved["decided_by"]
+
+
+async def test_removing_an_agent_closes_its_open_sockets(jp_fetch, kernels, open_socket, state_dir):
+    kernel = await kernels()
+    agent = await open_socket(kernel.id)
+    AgentRegistry(registry_path(state_dir)).remove("bot")
+    # Then within the server's one-second sweep the socket is closed by the server
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 5
+    while (message := await agent.read(timeout=max(0.01, deadline - loop.time()))) is not None:
+        assert message["msg_type"] == "status"  # what the kernel said while connecting
+    assert agent.connection.close_code == 4003

@@ -1,0 +1,145 @@
+"""The agent code policy, and a server without authentication."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from traitlets.config import Config
+
+from jupyter_approvals.core.journal import read_entries
+from jupyter_approvals.core.project import journal_path
+from tests.kernel.helpers import HUMAN_PAUSE_S, SETUP
+
+from .agent_client import KernelSocket, add_agent, call
+
+API = "jupyter-approvals/api"
+
+
+@pytest.fixture
+def jp_server_config(request):
+    return request.param
+
+
+def server_config(**extra) -> Config:
+    return Config({"ServerApp": {"jpserver_extensions": {"jupyter_approvals": True}}, **extra})
+
+
+@pytest.mark.parametrize(
+    "jp_server_config",
+    [server_config(ApprovalsServer={"agent_code": "protected-only"})],
+    indirect=True,
+)
+async def test_protected_only_runs_agent_code_and_protected_calls_name_the_agent(
+    jp_fetch, kernels, jp_http_port, jp_base_url, state_dir, jp_root_dir
+):
+    # Given the protected-only policy and an agent on a notebook's kernel
+    token = add_agent(state_dir, "bot")
+    kernel = await kernels()
+    agent = await KernelSocket.open(jp_http_port, jp_base_url, kernel.id, token, v1=False)
+    try:
+        # When the agent's code defines and calls a protected function
+        assert (await agent.execute(SETUP))["reply"]["status"] == "ok"
+        result = await agent.execute("save('new', 'out.txt')")
+        # Then its code ran, but the protected call asks a person and names the agent
+        assert result["reply"]["ename"] == "ApprovalPending"
+        _, _, listing = await call(jp_fetch, API, "pending")
+        [item] = listing["pending"]
+        assert item["agent"] == "bot"
+        assert item["held_at"] == "kernel"
+        card = json.dumps([m["content"] for m in result["messages"]])
+        assert "requested by agent bot" in card
+        # When the person approves it in the sidebar, the agent's retry runs it
+        await asyncio.sleep(HUMAN_PAUSE_S)
+        status, _, body = await call(
+            jp_fetch,
+            *item["decide_url"].split("/"),
+            method="POST",
+            body=json.dumps({"decision": "approve", "fingerprint": item["fingerprint"]}),
+        )
+        assert status == 200, body
+        assert (await agent.execute("save('new', 'out.txt')"))["reply"]["status"] == "ok"
+        assert (Path(jp_root_dir) / "out.txt").read_text() == "new"
+        # And the journal names the agent that asked and the person that decided
+        path = journal_path(Path(jp_root_dir).resolve(), state_dir)
+        entries = {e["event"]: e for e in read_entries(path, limit=20).entries}
+        assert entries["requested"]["agent"] == "bot"
+        assert entries["approved"]["decided_by"]
+        assert not entries["approved"]["decided_by"].startswith("agent:")
+    finally:
+        agent.close()
+
+
+@pytest.mark.parametrize(
+    "jp_server_config",
+    [
+        server_config(
+            ServerApp={
+                "jpserver_extensions": {"jupyter_approvals": True},
+                "token": "",
+                "password": "",
+            }
+        )
+    ],
+    indirect=True,
+)
+async def test_without_authentication_agent_tokens_are_refused(jp_fetch, state_dir, jp_serverapp):
+    # Given a server that runs without any authentication
+    assert not jp_serverapp.identity_provider.auth_enabled
+    token = add_agent(state_dir, "bot")
+    # When an agent connects with its token
+    status, _, body = await call(jp_fetch, "api", "status", token=token)
+    # Then it is refused with a code (it could not be told from anyone else)
+    assert status == 403
+    assert body["code"] == "APPROVAL_NO_SERVER_AUTH"
+    # And the doctor says the gate is not in force
+    _, _, report = await call(jp_fetch, API, "doctor", headers={"Authorization": ""})
+    check = next(c for c in report["checks"] if c["name"] == "agent_gate")
+    assert not check["ok"]
+    assert "authentication" in check["detail"]
+
+
+@pytest.mark.parametrize("jp_server_config", [server_config()], indirect=True)
+async def test_the_doctor_fails_when_the_gate_is_swapped_out_and_the_sweep_restores_it(
+    jp_fetch, jp_serverapp
+):
+    # Given a server with the gate in force
+    async def gate_check() -> dict:
+        _, _, report = await call(jp_fetch, API, "doctor")
+        return {c["name"]: c for c in report["checks"]}
+
+    checks = await gate_check()
+    assert checks["agent_gate"]["ok"], checks["agent_gate"]
+    assert checks["agent_gate"]["policy"] == "ask"
+    settings = jp_serverapp.web_app.settings
+    # When another extension puts the plain kernel websocket connection back
+    wrapped = settings["kernel_websocket_connection_class"]
+    settings["kernel_websocket_connection_class"] = wrapped.__mro__[1]
+    # Then the gate's one-second sweep wraps it again
+    await asyncio.sleep(1.5)
+    assert settings["kernel_websocket_connection_class"].jupyter_approvals_wrapped
+    # When the identity provider in force is replaced by a plain one
+    from jupyter_server.auth.identity import IdentityProvider
+
+    original = settings["identity_provider"]
+    settings["identity_provider"] = IdentityProvider(token=original.token)
+    try:
+        checks = await gate_check()
+    finally:
+        settings["identity_provider"] = original
+    # Then the doctor fails and says why
+    assert not checks["agent_gate"]["ok"]
+    assert "identity provider" in checks["agent_gate"]["detail"]
+
+
+@pytest.mark.parametrize("jp_server_config", [server_config()], indirect=True)
+async def test_the_doctor_warns_of_agents_that_use_the_persons_identity(jp_fetch, jp_serverapp):
+    # Given jupyter-mcp-server enabled as a server extension (its /mcp runs as the person)
+    jp_serverapp.jpserver_extensions["jupyter_mcp_server"] = True
+    _, _, report = await call(jp_fetch, API, "doctor")
+    check = next(c for c in report["checks"] if c["name"] == "ungated_agents")
+    # Then the doctor warns, naming it
+    assert check["warning"] is True
+    assert check["extensions"] == ["jupyter_mcp_server"]

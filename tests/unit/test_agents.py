@@ -1,0 +1,138 @@
+"""The agent registry and ``jupyter approvals agent``: tokens shown once, only hashes kept."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import threading
+
+import pytest
+
+from jupyter_approvals import cli
+from jupyter_approvals.core import agents
+from jupyter_approvals.core.errors import (
+    ApprovalAgentExists,
+    ApprovalAgentRegistryUnreadable,
+    ApprovalInvalidArgument,
+    ApprovalUnknownAgent,
+)
+
+
+@pytest.fixture
+def state_dir(tmp_path, monkeypatch):
+    state = tmp_path / "state"
+    monkeypatch.setenv("JUPYTER_APPROVALS_STATE_DIR", str(state))
+    return state
+
+
+def registry(state_dir) -> agents.AgentRegistry:
+    return agents.AgentRegistry(agents.registry_path(state_dir))
+
+
+def test_a_token_matches_its_agent_and_only_its_hash_is_stored(state_dir):
+    # When an agent is added
+    record, token = registry(state_dir).add("bot")
+    # Then its token names it, and the file holds the hash, never the token
+    assert token.startswith(agents.TOKEN_PREFIX)
+    assert registry(state_dir).match(token) == record
+    raw = agents.registry_path(state_dir).read_text()
+    assert token not in raw
+    assert agents.hash_token(token) in raw
+    # And the registry is private: directory 0700, file 0600
+    assert stat.S_IMODE(os.stat(state_dir).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(agents.registry_path(state_dir)).st_mode) == 0o600
+
+
+def test_wrong_and_foreign_tokens_match_nothing(state_dir):
+    registry(state_dir).add("bot")
+    assert registry(state_dir).match("jpagent_" + "A" * 43) is None
+    assert registry(state_dir).match("the-persons-server-token") is None
+    assert registry(state_dir).match("") is None
+
+
+def test_a_removal_is_seen_by_a_registry_that_was_already_reading(state_dir):
+    # Given the server's registry, which has already matched a token
+    server_side = registry(state_dir)
+    _, token = registry(state_dir).add("bot")
+    assert server_side.match(token) is not None
+    # When the CLI removes the agent
+    registry(state_dir).remove("bot")
+    # Then the server's registry refuses the token at once
+    assert server_side.match(token) is None
+    assert not server_side.is_registered("bot")
+
+
+def test_names_are_checked_and_unique(state_dir):
+    with pytest.raises(ApprovalInvalidArgument):
+        registry(state_dir).add("Bad Name")
+    with pytest.raises(ApprovalInvalidArgument):
+        registry(state_dir).add("-starts-with-dash")
+    registry(state_dir).add("bot")
+    with pytest.raises(ApprovalAgentExists):
+        registry(state_dir).add("bot")
+    with pytest.raises(ApprovalUnknownAgent):
+        registry(state_dir).remove("nobody")
+
+
+def test_concurrent_adds_lose_nothing(state_dir):
+    # When eight agents are added at once
+    names = [f"agent-{i}" for i in range(8)]
+    threads = [threading.Thread(target=registry(state_dir).add, args=(n,)) for n in names]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    # Then every one of them is registered
+    assert sorted(registry(state_dir).records()) == names
+
+
+def test_a_damaged_registry_refuses_every_token(state_dir):
+    _, token = registry(state_dir).add("bot")
+    agents.registry_path(state_dir).write_text('{"v": 1, "agents": [{"name": "bot"}]}')
+    reader = registry(state_dir)
+    assert reader.match(token) is None
+    assert isinstance(reader.problem, ApprovalAgentRegistryUnreadable)
+    with pytest.raises(ApprovalAgentRegistryUnreadable):
+        reader.records()
+    with pytest.raises(ApprovalAgentRegistryUnreadable):
+        reader.add("other")
+
+
+def test_cli_add_json_prints_the_token_once(state_dir, capsys):
+    # When the person adds an agent with --json
+    assert cli.main(["agent", "add", "bot", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    # Then one line of JSON names it and carries a working token
+    assert set(printed) == {"name", "token"}
+    assert registry(state_dir).match(printed["token"]).name == "bot"
+    # And listing never shows the token or its hash
+    assert cli.main(["agent", "list", "--json"]) == 0
+    listed = capsys.readouterr().out
+    assert printed["token"] not in listed
+    assert json.loads(listed)["agents"][0]["name"] == "bot"
+
+
+def test_cli_add_mcp_prints_a_configuration_jupyter_mcp_server_reads(state_dir, capsys):
+    assert cli.main(["agent", "add", "bot", "--mcp", "--url", "http://127.0.0.1:9999/"]) == 0
+    config = json.loads(capsys.readouterr().out)
+    [entry] = config["mcpServers"].values()
+    env = entry["env"]
+    token = env["JUPYTER_TOKEN"]
+    assert registry(state_dir).match(token).name == "bot"
+    for prefix in ("JUPYTER", "DOCUMENT", "RUNTIME", "CODE_SANDBOX"):
+        assert env[f"{prefix}_URL"] == "http://127.0.0.1:9999/"
+        assert env[f"{prefix}_TOKEN"] == token
+
+
+def test_cli_errors_are_coded_and_exit_2(state_dir, capsys):
+    assert cli.main(["agent", "add", "bot"]) == 0
+    out = capsys.readouterr().out
+    assert "shown only now" in out
+    assert cli.main(["agent", "add", "bot"]) == 2
+    assert "APPROVAL_AGENT_EXISTS" in capsys.readouterr().err
+    assert cli.main(["agent", "remove", "ghost"]) == 2
+    assert "APPROVAL_UNKNOWN_AGENT" in capsys.readouterr().err
+    assert cli.main(["agent", "remove", "bot"]) == 0
+    assert cli.main(["agent", "list"]) == 0
+    assert "no agents registered" in capsys.readouterr().out
