@@ -12,9 +12,26 @@ SANITIZE := notebooks/nbval-sanitize.cfg
 
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: setup browser demo test lint bench clean
+.PHONY: setup browser agents demo test lint bench clean
 
 setup: $(VENV)/.installed
+
+# The agent client of the agent gate's browser test: jupyter-mcp-server with the mcp client
+# library, and jupyter-collaboration for the JupyterLab it drives, in a virtualenv of their own
+# (docs/decisions/0003) with jupyter-approvals itself and the sidebar built above.
+AGENT_VENV ?= .venv-agents
+AGENT_REQUIREMENTS := tests/e2e/agent-requirements.txt
+
+agents: $(AGENT_VENV)/.installed
+
+$(AGENT_VENV)/.installed: $(VENV)/.installed $(AGENT_REQUIREMENTS)
+	$(PYTHON) -m venv $(AGENT_VENV)
+	$(AGENT_VENV)/bin/python -m pip install --quiet --upgrade pip
+	HATCH_JUPYTER_BUILDER_SKIP_NPM=1 $(AGENT_VENV)/bin/python -m pip install --quiet -e . \
+		-r $(AGENT_REQUIREMENTS)
+	PATH="$(abspath $(AGENT_VENV)/bin):$$PATH" $(AGENT_VENV)/bin/jupyter labextension develop \
+		--overwrite .
+	touch $@
 
 browser:
 	@if [ ! -x "$(CHROMIUM)" ]; then \
@@ -53,8 +70,8 @@ lint: setup
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-test: lint browser
-	CHROMIUM_PATH=$(CHROMIUM) $(BIN)/pytest tests notebooks --nbval --nbval-sanitize-with $(SANITIZE)
+test: lint browser agents
+	CHROMIUM_PATH=$(CHROMIUM) AGENT_PYTHON=$(abspath $(AGENT_VENV))/bin/python $(BIN)/pytest tests notebooks --nbval --nbval-sanitize-with $(SANITIZE)
 
 bench: setup
 	$(BIN)/python benchmarks/bench_fingerprint.py
@@ -64,4 +81,4 @@ bench: setup
 	$(BIN)/python benchmarks/bench_table_write.py
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info
+	rm -rf $(VENV) $(AGENT_VENV) build dist *.egg-info

@@ -264,6 +264,9 @@ class AgentGate:
         text: str,
     ) -> None:
         """A well-formed failed execution: busy, error, execute_reply, idle."""
+        # Four small frames at once: without this, Nagle holds the last ones for an ACK.
+        with contextlib.suppress(Exception):
+            connection.websocket_handler.set_nodelay(True)
         error = {"ename": code, "evalue": text, "traceback": [text]}
         self._send(connection, "status", {"execution_state": "busy"}, message, "iopub", subprotocol)
         self._send(connection, "error", error, message, "iopub", subprotocol)

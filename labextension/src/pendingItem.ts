@@ -79,7 +79,7 @@ export class PendingItem {
     });
     const fingerprintRow = el('div', 'jpa-Sidebar-meta');
     fingerprintRow.append('fingerprint ', this._fingerprint);
-    const functionRow = el('div', 'jpa-Sidebar-meta');
+    const functionRow = this._functionRow;
     functionRow.append('runs ', this._function);
 
     this._path.type = 'button';
@@ -133,6 +133,9 @@ export class PendingItem {
     this._renderOrigin();
     this._renderFingerprint();
     setText(this._function, item.function);
+    // Held agent code runs no protected function: the preview is the code itself.
+    this._functionRow.hidden = !item.function;
+    this.node.dataset.heldAt = item.held_at ?? 'kernel';
     setText(this._pre, item.preview ?? '');
     const omitted = item.preview_omitted;
     setText(this._omitted, omitted > 0 ? ` (${omitted} more characters left out)` : '');
@@ -210,8 +213,11 @@ export class PendingItem {
         ? 'Outside the server root: cannot be opened here'
         : '';
     if (!this._path.parentNode) {
-      this._origin.append('from ', this._path, this._user);
+      this._origin.append(this._agent, 'from ', this._path, this._user);
     }
+    const agent = this._item.agent;
+    setText(this._agent, agent ? `requested by agent ${agent} ` : '');
+    this._agent.hidden = !agent;
     setText(this._user, username ? ` (client says: ${username})` : '');
   }
 
@@ -225,6 +231,8 @@ export class PendingItem {
   private _origin = el('div', 'jpa-Sidebar-meta jpa-Sidebar-origin');
   private _path = el('button', 'jpa-Sidebar-path', 'jpa-sidebar-open-cell');
   private _user = el('span', 'jpa-Sidebar-user');
+  private _agent = el('span', 'jpa-Sidebar-agent', 'jpa-sidebar-agent');
+  private _functionRow = el('div', 'jpa-Sidebar-meta');
   private _fingerprint = el('code', 'jpa-Sidebar-fingerprint', 'jpa-sidebar-fingerprint');
   private _function = el('code', 'jpa-Sidebar-function', 'jpa-sidebar-function');
   private _preview = el('details', 'jpa-Sidebar-preview', 'jpa-sidebar-preview');

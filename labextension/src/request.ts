@@ -69,7 +69,16 @@ export async function requestAPI<T>(
   init: RequestInit = {},
   settings: ServerConnection.ISettings = ServerConnection.makeSettings()
 ): Promise<IAnswer<T>> {
-  const url = URLExt.join(settings.baseUrl, API_NAMESPACE, endPoint);
+  return requestPath<T>(URLExt.join(API_NAMESPACE, endPoint), init, settings);
+}
+
+/** Like requestAPI, for a path below the server's base URL (an item's `decide_url`). */
+export async function requestPath<T>(
+  path: string,
+  init: RequestInit = {},
+  settings: ServerConnection.ISettings = ServerConnection.makeSettings()
+): Promise<IAnswer<T>> {
+  const url = URLExt.join(settings.baseUrl, path);
   let response: Response;
   try {
     response = await ServerConnection.makeRequest(url, init, settings);
@@ -88,7 +97,7 @@ export async function requestAPI<T>(
   const error = isJSON ? approvalsErrorFields(body) : null;
   if (!error && (response.status === 404 || (response.ok && !isJSON))) {
     // Our own 404s always carry an APPROVAL_ code; any other 404 is the server's own.
-    throw new ServerExtensionMissing(URLExt.join('/', API_NAMESPACE, endPoint), response.status);
+    throw new ServerExtensionMissing(URLExt.join('/', path), response.status);
   }
   if (!response.ok) {
     const message = error?.message || text.slice(0, 300) || response.statusText;
@@ -124,19 +133,27 @@ export async function fetchPending(
   return answer;
 }
 
-/** `POST pending/{kernel_id}/{request_id}`: decide one request. */
+/** The path below the base URL where `item` is decided: its `decide_url` (section 6.1). */
+export function decisionPath(item: Pick<IPendingRequest, 'kernel_id' | 'id' | 'decide_url'>): string {
+  if (item.decide_url) {
+    return item.decide_url;
+  }
+  const ids = `${encodeURIComponent(item.kernel_id)}/${encodeURIComponent(item.id)}`;
+  return URLExt.join(API_NAMESPACE, 'pending', ids);
+}
+
+/** POST a decision to the item's `decide_url`: a kernel's request or code the server holds. */
 export async function postDecision(
-  item: Pick<IPendingRequest, 'kernel_id' | 'id'>,
+  item: Pick<IPendingRequest, 'kernel_id' | 'id' | 'decide_url'>,
   body: IDecisionBody,
   settings?: ServerConnection.ISettings
 ): Promise<IDecisionReply> {
-  const path = `pending/${encodeURIComponent(item.kernel_id)}/${encodeURIComponent(item.id)}`;
   const init = {
     method: 'POST',
     body: JSON.stringify(body),
     headers: { 'Content-Type': 'application/json' }
   };
-  return (await requestAPI<IDecisionReply>(path, init, settings)).body;
+  return (await requestPath<IDecisionReply>(decisionPath(item), init, settings)).body;
 }
 
 /** `GET journal`: a page of the project's journal, newest first. */

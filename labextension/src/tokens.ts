@@ -25,6 +25,12 @@ export interface IPendingRequest {
   cell_id?: string | null;
   /** What the executing client claimed: a hint, never an identity. */
   username?: string | null;
+  /** The agent identity that sent the code, as the server stamped it (section 7). */
+  agent?: string | null;
+  /** `server`: agent code the server holds; `kernel`: a protected call waiting in a kernel. */
+  held_at?: 'server' | 'kernel';
+  /** The path below the server's base URL to POST this request's decision to. */
+  decide_url?: string;
 }
 
 export interface IJournalError {

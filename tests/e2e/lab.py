@@ -169,12 +169,16 @@ class LabServer:
 
     @classmethod
     def start(
-        cls, base: Path, extra_args: Sequence[str] = (), log_name: str = "jupyter-lab"
+        cls,
+        base: Path,
+        extra_args: Sequence[str] = (),
+        log_name: str = "jupyter-lab",
+        python: str = sys.executable,
     ) -> LabServer:
         """Start JupyterLab on a free port with config, runtime and state dirs under ``base``.
 
         ``extra_args`` are added to its command line; ``log_name`` names its log in the
-        artifacts.
+        artifacts; ``python`` is the interpreter of the environment it runs in.
         """
         root = base / "root"
         state_dir = base / "state"  # outside the root: the journal must not be in a project
@@ -203,7 +207,7 @@ class LabServer:
         port = free_port()
         token = secrets.token_hex(16)
         command = [
-            sys.executable,
+            python,
             "-m",
             "jupyterlab",
             "--no-browser",

@@ -1,0 +1,220 @@
+"""What the agent gate costs on kernel websockets, against a plain jupyter-server, in one run.
+
+Two real ``jupyter server`` processes, each with one kernel: one plain (jupyter-approvals not
+enabled), one with the extension and so the gated kernel websocket connection. Interleaved
+batches, medians of the per-batch mean:
+
+1. a person's traffic: ``--requests`` small ``execute_request`` (``pass``) sent one after the
+   other on the person's websocket (v1 protocol, as JupyterLab speaks), each awaited until its
+   reply and idle; gated server vs plain server. Target: at most 1.1x.
+2. an agent's held ``execute_request`` answered by the gate (busy, error, execute_reply, idle;
+   nothing reaches the kernel), vs a plain execute of ``pass`` on the plain server. Target: at
+   most 2x.
+
+    python benchmarks/bench_agent_gate.py [--requests 1000] [--batches 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import secrets
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from jupyter_client.session import Session
+from jupyter_server.services.kernels.connection.base import (
+    deserialize_msg_from_ws_v1,
+    serialize_msg_to_ws_v1,
+)
+from tornado.httpclient import HTTPRequest
+from tornado.websocket import websocket_connect
+
+PERSON_TARGET = 1.1
+HOLD_TARGET = 2.0
+V1 = "v1.kernel.websocket.jupyter.org"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Server:
+    """A jupyter server in its own temporary root, with or without jupyter-approvals."""
+
+    def __init__(self, base: Path, gated: bool) -> None:
+        self.port = free_port()
+        self.token = secrets.token_hex(16)
+        self.state = base / "state"
+        root = base / "root"
+        root.mkdir(parents=True)
+        env = {
+            **os.environ,
+            "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
+            "JUPYTER_CONFIG_DIR": str(base / "config"),
+            "JUPYTER_APPROVALS_STATE_DIR": str(self.state),
+        }
+        extensions = "{'jupyter_approvals': True}" if gated else "{'jupyter_approvals': False}"
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "jupyter_server",
+                "--no-browser",
+                f"--port={self.port}",
+                f"--IdentityProvider.token={self.token}",
+                f"--ServerApp.root_dir={root}",
+                f"--ServerApp.jpserver_extensions={extensions}",
+                "--allow-root",
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                self.request("api/status")
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        self.kernel_id = self.request("api/kernels", b"{}")["id"]
+
+    def request(self, path: str, body: bytes | None = None) -> dict:
+        req = urllib.request.Request(
+            f"http://127.0.0.1:{self.port}/{path}",
+            data=body,
+            method="POST" if body is not None else "GET",
+            headers={"Authorization": f"token {self.token}"},
+        )
+        with urllib.request.urlopen(req, timeout=60) as response:
+            return json.loads(response.read() or b"{}")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(30)
+
+
+class Socket:
+    """A v1 kernel websocket that runs one execute at a time."""
+
+    def __init__(self, connection) -> None:
+        self.connection = connection
+        self.session = Session(username="bench")
+
+    @classmethod
+    async def open(cls, server: Server, token: str) -> Socket:
+        url = f"ws://127.0.0.1:{server.port}/api/kernels/{server.kernel_id}/channels"
+        request = HTTPRequest(url, headers={"Authorization": f"token {token}"})
+        socket_ = cls(await websocket_connect(request, subprotocols=[V1]))
+        await socket_.execute("pass")  # the kernel is ready, and the connection warm
+        return socket_
+
+    async def execute(self, code: str) -> str:
+        """Send one execute_request; wait for its reply and idle; return the reply's status."""
+        message = self.session.msg(
+            "execute_request",
+            {
+                "code": code,
+                "silent": False,
+                "store_history": False,
+                "user_expressions": {},
+                "allow_stdin": False,
+                "stop_on_error": True,
+            },
+        )
+        msg_id = message["header"]["msg_id"]
+        await self.connection.write_message(
+            serialize_msg_to_ws_v1(message, "shell", self.session.pack), binary=True
+        )
+        status, idle = None, False
+        while status is None or not idle:
+            frame = await self.connection.read_message()
+            if frame is None:
+                raise RuntimeError("the websocket closed")
+            _, parts = deserialize_msg_from_ws_v1(frame)
+            if json.loads(parts[1]).get("msg_id") != msg_id:
+                continue
+            header = json.loads(parts[0])
+            content = json.loads(parts[3])
+            if header["msg_type"] == "execute_reply":
+                status = content["status"]
+            elif header["msg_type"] == "status" and content["execution_state"] == "idle":
+                idle = True
+        return status
+
+
+async def batch(socket_: Socket, code: str, count: int, expect: str) -> float:
+    """Mean seconds of one execute over ``count`` in a row."""
+    start = time.perf_counter()
+    for _ in range(count):
+        status = await socket_.execute(code)
+        if status != expect:
+            raise SystemExit(f"expected status {expect!r}, got {status!r}")
+    return (time.perf_counter() - start) / count
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        plain = Server(Path(tmp) / "plain", gated=False)
+        gated = Server(Path(tmp) / "gated", gated=True)
+        try:
+            sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+            from jupyter_approvals.core.agents import AgentRegistry, registry_path
+
+            _, agent_token = AgentRegistry(registry_path(gated.state)).add("bench")
+            person_plain = await Socket.open(plain, plain.token)
+            person_gated = await Socket.open(gated, gated.token)
+            url = f"ws://127.0.0.1:{gated.port}/api/kernels/{gated.kernel_id}/channels"
+            request = HTTPRequest(url, headers={"Authorization": f"token {agent_token}"})
+            agent = Socket(await websocket_connect(request, subprotocols=[V1]))
+            per_batch = max(1, args.requests // args.batches)
+            plain_times, gated_times, hold_times = [], [], []
+            for _ in range(args.batches):
+                plain_times.append(await batch(person_plain, "pass", per_batch, "ok"))
+                gated_times.append(await batch(person_gated, "pass", per_batch, "ok"))
+                hold_times.append(await batch(agent, "pass", per_batch, "error"))
+            plain_ms = statistics.median(plain_times) * 1000
+            gated_ms = statistics.median(gated_times) * 1000
+            hold_ms = statistics.median(hold_times) * 1000
+            person_ratio = gated_ms / plain_ms
+            hold_ratio = hold_ms / plain_ms
+            print(
+                f"execute requests: {per_batch * args.batches} per path, "
+                f"{args.batches} interleaved batches"
+            )
+            print(f"plain jupyter-server, person's execute of pass: {plain_ms:.3f} ms")
+            print(f"gated server, person's execute of pass: {gated_ms:.3f} ms")
+            print(f"gated server, agent's held execute answered: {hold_ms:.3f} ms")
+            for name, ratio, target in (
+                ("person through the gate / plain", person_ratio, PERSON_TARGET),
+                ("agent held and answered / plain execute", hold_ratio, HOLD_TARGET),
+            ):
+                verdict = "PASS" if ratio <= target else "FAIL"
+                print(f"{name}: {ratio:.2f}x (target <= {target:g}x) {verdict}")
+        finally:
+            plain.stop()
+            gated.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=1000)
+    parser.add_argument("--batches", type=int, default=5)
+    asyncio.run(main_async(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""A real agent client against the agent gate: jupyter-mcp-server 2.2.4 over MCP stdio, with
+jupyter-collaboration on the server, driving a JupyterLab in which a person approves in the
+sidebar in headless Chromium.
+
+The server and the agent client run in the agent virtualenv (``AGENT_PYTHON``, made by
+``make test``); the agent connects with a token of its own, never the person's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from jupyter_approvals.core.agents import AgentRegistry, registry_path
+from tests.e2e.lab import ARTIFACTS, LabServer, Sidebar, pause_like_a_person, save_screenshot
+
+pytestmark = pytest.mark.e2e
+
+expect.set_options(timeout=20_000)
+
+DRIVER = Path(__file__).with_name("mcp_driver.py")
+CODE = "print(40 + 2)"
+
+
+def agent_python() -> str:
+    python = os.environ.get("AGENT_PYTHON", "")
+    if not python or not Path(python).exists():
+        pytest.fail(
+            "the agent client test needs AGENT_PYTHON, the Python of a virtualenv with "
+            "jupyter-mcp-server and jupyter-collaboration (run `make test`, which makes it)",
+            pytrace=False,
+        )
+    return python
+
+
+class McpAgent:
+    """jupyter-mcp-server in a real MCP session, called one tool at a time."""
+
+    def __init__(self, python: str, url: str, token: str) -> None:
+        env = {**os.environ, "JUPYTER_URL": url, "JUPYTER_TOKEN": token}
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        self.process = subprocess.Popen(
+            [python, str(DRIVER), str(ARTIFACTS / "jupyter-mcp-server.log")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            text=True,
+        )
+        assert json.loads(self._line()) == {"ready": True}
+
+    def _line(self) -> str:
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the MCP driver ended with {self.process.wait()}")
+        return line
+
+    def call(self, tool: str, **arguments: Any) -> dict[str, Any]:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps({"tool": tool, "arguments": arguments}) + "\n")
+        self.process.stdin.flush()
+        result = json.loads(self._line())
+        result["all_text"] = "\n".join(result["text"])
+        return result
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.write("\n")
+            self.process.stdin.close()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+@pytest.fixture(scope="module")
+def agent_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+    """JupyterLab with jupyter-collaboration and jupyter-approvals, from the agent virtualenv."""
+    server = LabServer.start(
+        tmp_path_factory.mktemp("agent-lab"), log_name="agent-lab", python=agent_python()
+    )
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def agent(agent_lab: LabServer) -> Iterator[McpAgent]:
+    # The person lets the agent in with its own identity (`jupyter approvals agent add`).
+    _, token = AgentRegistry(registry_path(agent_lab.state_dir)).add("claude")
+    client = McpAgent(agent_python(), agent_lab.base_url, token)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def test_mcp_agent_code_runs_once_after_the_person_approves_it_in_the_sidebar(
+    agent_lab: LabServer, agent: McpAgent, page: Page
+):
+    # Given jupyter-mcp-server connected with the agent's token, working on a new notebook
+    opened = agent.call(
+        "use_notebook", notebook_name="nb", notebook_path="agent.ipynb", mode="create"
+    )
+    assert not opened["is_error"], opened
+
+    # When the agent inserts and runs a cell
+    first = agent.call("insert_execute_code_cell", cell_index=-1, cell_source=CODE)
+
+    # Then nothing ran, and the agent reads, unmistakably, what to do
+    assert "42" not in first["all_text"], first
+    assert "APPROVAL_PENDING: nothing ran" in first["all_text"]
+    assert "send exactly the same code again" in first["all_text"]
+    [held] = [p for p in agent_lab.pending() if p.get("held_at") == "server"]
+    assert held["preview"] == CODE
+    assert held["agent"] == "claude"
+
+    # When the person opens the Approvals sidebar
+    page.goto(agent_lab.url("lab"))
+    sidebar = Sidebar(page)
+    sidebar.record_verdicts()
+    sidebar.open()
+    # Then it lists the agent's code, who asked, and where it would run
+    item = sidebar.item(held["id"])
+    expect(item).to_be_visible()
+    seen = time.monotonic()
+    expect(item).to_have_attribute("data-held-at", "server")
+    expect(sidebar.part(item, "action")).to_have_text("kernel.execute")
+    expect(sidebar.part(item, "agent")).to_have_text("requested by agent claude")
+    expect(sidebar.part(item, "preview")).to_contain_text(CODE)
+    save_screenshot(page, "agent-code-held-in-sidebar")
+
+    # When the person has read it and presses Approve
+    pause_like_a_person(seen)
+    sidebar.part(item, "approve").click()
+    expect(item).to_be_hidden()
+    assert {"request_id": held["id"], "state": "ok", "text": "ok: approved"} in (
+        sidebar.verdicts_seen()
+    )
+
+    # And the agent sends the same code again
+    second = agent.call("insert_execute_code_cell", cell_index=-1, cell_source=CODE)
+    # Then it ran, once
+    assert "42" in second["all_text"], second
+    assert "APPROVAL_PENDING" not in second["all_text"]
+
+    # And a third send asks again
+    third = agent.call("insert_execute_code_cell", cell_index=-1, cell_source=CODE)
+    assert "42" not in third["all_text"]
+    assert "APPROVAL_PENDING: nothing ran" in third["all_text"]
+
+    # And the journal tells the story with the agent's name and the person's
+    events = [
+        (line["event"], line.get("agent"))
+        for line in agent_lab.journal_lines()
+        if line.get("request_id") == held["id"]
+    ]
+    assert events == [("requested", "claude"), ("approved", "claude"), ("executed", "claude")]
