@@ -248,13 +248,18 @@ class _Call:
 
 def pending_error(info: RequestInfo) -> errors.ApprovalPending:
     """The error a call raises while its request waits, telling an agent what to do next."""
+    # An agent's cell must not be told to wait: its client would hang on the cell.
+    waiting = (
+        ""
+        if info.origin.agent
+        else "; or, in an async cell, `await fn.wait(...)` with the same arguments"
+    )
     return errors.ApprovalPending(
         f"{info.action} needs a person's approval; nothing ran. Request {info.id} "
         f"(fingerprint {short_fingerprint(info.fingerprint)}) is shown in the notebook and in "
         f"the Approvals sidebar until {iso_utc(info.expires_at)}. Next: ask the person to "
-        "review and approve it there, then call again with exactly the same arguments; or, in "
-        "an async cell, `await fn.wait(...)` with the same arguments. Changing the arguments "
-        "or the target asks for a new approval.",
+        f"review and approve it there, then call again with exactly the same arguments{waiting}. "
+        "Changing the arguments or the target asks for a new approval.",
         request_id=info.id,
         action=info.action,
         fingerprint=info.fingerprint,

@@ -23,7 +23,7 @@ from tornado import web
 from ..core import errors
 from ..core.agents import AgentRegistry
 from ..core.model import Lease
-from . import agent_routes
+from . import agent_routes, sessions
 from .agent_identity import AgentUser, is_agent, refuse
 from .held_code import CodeHold, pending_text, refusal_text
 from .kernel_messages import IncomingMessage, decode, encode_reply
@@ -58,7 +58,7 @@ class AgentGate:
         policy: str,
         server_root: Path,
         secret_dirs: Callable[[], Iterable[Path]],
-        notebook_of: Callable[[str], str | None],
+        session_manager: Any,
         log: logging.Logger | logging.LoggerAdapter[Any],
     ) -> None:
         if policy not in POLICIES:
@@ -68,7 +68,7 @@ class AgentGate:
         self.policy = policy
         self.server_root = server_root
         self._secret_dirs = secret_dirs
-        self._notebook_of = notebook_of
+        self._sessions = session_manager
         self.log = log
         self.kernels_started: dict[str, str] = {}
         self.sessions_started: dict[str, str] = {}
@@ -105,16 +105,20 @@ class AgentGate:
             if stops and self.kernels_started.get(kernel_id) != agent:
                 raise agent_routes.forbidden(
                     f"Agents may shut down or restart only kernels they started; {kernel_id} "
-                    "is not one of agent "
-                    f"{agent}'s. Nothing was done.",
+                    f"is not one of agent {agent}'s. Nothing was done.",
                     kernel_id=kernel_id,
                 )
         if name == f"{_SESSIONS}.SessionHandler" and method in ("DELETE", "PATCH"):
+            # Deleting a session, or moving it to another kernel, shuts its kernel down: the
+            # session and its kernel must both be the agent's.
             session_id = kwargs.get("session_id", "")
-            if self.sessions_started.get(session_id) != agent:
+            its_kernel = sessions.kernel_of_session(self._sessions, session_id)
+            if self.sessions_started.get(session_id) != agent or (
+                its_kernel is not None and self.kernels_started.get(its_kernel) != agent
+            ):
                 raise agent_routes.forbidden(
-                    f"Agents may change or delete only sessions they started; {session_id} is "
-                    f"not one of agent {agent}'s. Nothing was done.",
+                    f"Agents may change or delete only sessions they started, on kernels they "
+                    f"started; {session_id} is not one of agent {agent}'s. Nothing was done.",
                     session_id=session_id,
                 )
 
@@ -127,18 +131,22 @@ class AgentGate:
             f"{_SESSIONS}.SessionRootHandler",
         ):
             return
-        before = set(self.kernels_started)
-        existing = set(handler.settings["kernel_manager"].list_kernel_ids())
+        kernels_before = set(handler.settings["kernel_manager"].list_kernel_ids())
+        sessions_before = sessions.session_ids(self._sessions)
         finish = handler.finish
 
         def remembering_finish(chunk: Any = None) -> Any:
             if chunk is not None and handler.get_status() in (200, 201):
-                self._record_started(chunk, agent, existing | before)
+                self._record_started(chunk, agent, kernels_before, sessions_before)
             return finish(chunk)
 
         handler.finish = remembering_finish  # type: ignore[method-assign]
 
-    def _record_started(self, chunk: Any, agent: str, existing: set[str]) -> None:
+    def _record_started(
+        self, chunk: Any, agent: str, kernels_before: set[str], sessions_before: set[str]
+    ) -> None:
+        # A POST for a path that has a session answers with that (someone else's) session,
+        # and a session can name a running kernel: only what is new is the agent's.
         try:
             model = json.loads(chunk)
         except (TypeError, ValueError):
@@ -146,10 +154,11 @@ class AgentGate:
         if not isinstance(model, dict):
             return
         kernel = model.get("kernel") if "kernel" in model else model
-        if "kernel" in model and isinstance(model.get("id"), str):
-            self.sessions_started[model["id"]] = agent
+        session_id = model.get("id") if "kernel" in model else None
+        if isinstance(session_id, str) and session_id not in sessions_before:
+            self.sessions_started[session_id] = agent
         started = kernel.get("id") if isinstance(kernel, dict) else None
-        if isinstance(started, str) and started not in existing:
+        if isinstance(started, str) and started not in kernels_before:
             self.kernels_started[started] = agent
 
     def sweep(self) -> None:
@@ -221,7 +230,10 @@ class AgentGate:
         kernel_id = str(getattr(connection, "kernel_id", "") or "")
         try:
             outcome = self.hold.screen(
-                message.content(), kernel_id, agent, self._notebook_of(kernel_id)
+                message.content(),
+                kernel_id,
+                agent,
+                sessions.notebook_of_kernel(self._sessions, kernel_id),
             )
         except errors.ApprovalError as exc:
             self._answer_execute(connection, message, subprotocol, exc.code, refusal_text(exc))

@@ -6,7 +6,6 @@ Enabled on install by ``jupyter-config/server-config/jupyter_approvals.json``; c
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -110,7 +109,7 @@ class ApprovalsServer(ExtensionApp):
             policy=self.agent_code,
             server_root=root,
             secret_dirs=lambda: self._secret_dirs(state_dir),
-            notebook_of=self._notebook_of,
+            session_manager=serverapp.session_manager,
             log=self.log,
         )
         self.settings[GATE_SETTING] = gate
@@ -156,18 +155,6 @@ class ApprovalsServer(ExtensionApp):
         dirs.extend(Path(p) for p in jupyter_config_path())
         dirs.extend(Path(p) for p in jupyter_path())
         return dirs
-
-    def _notebook_of(self, kernel_id: str) -> str | None:
-        """The path of the session that uses ``kernel_id``, if there is one."""
-        serverapp = self.serverapp
-        assert serverapp is not None
-        with contextlib.suppress(Exception):
-            row = serverapp.session_manager.cursor.execute(
-                "SELECT path FROM session WHERE kernel_id=?", (kernel_id,)
-            ).fetchone()
-            if row and isinstance(row[0], str):
-                return row[0]
-        return None
 
     def initialize_handlers(self) -> None:
         """Register the REST endpoints of docs/protocol.md section 6."""

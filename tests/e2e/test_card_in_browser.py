@@ -133,6 +133,9 @@ def test_a_person_approves_in_the_card_and_the_next_call_runs_once(
     assert events.index("requested") < events.index("approved") < events.index("executed")
     assert by_event["approved"]["channel"] == "card"
     assert by_event["approved"]["latency_ms"] >= 1000
+    # made by the person the server authenticated for the page's websocket (its stamp)
+    assert by_event["approved"]["decided_by"]
+    assert "agent" not in by_event["requested"]
     assert {by_event[e]["fingerprint"] for e in ("requested", "approved", "executed")} == {
         full.group(0)
     }

@@ -245,3 +245,56 @@ async def test_agents_may_only_delete_sessions_they_started(jp_fetch, agent_toke
 
 def test_the_agent_header_is_the_documented_one(agent_token):
     assert auth(agent_token) == {"Authorization": f"token {agent_token}"}
+
+
+async def test_an_agent_cannot_take_over_a_persons_session_or_kernel_through_its_own(
+    jp_fetch, agent_token
+):
+    # Given the person's notebook session and its kernel
+    _, _, persons = await call(
+        jp_fetch,
+        "api",
+        "sessions",
+        method="POST",
+        body=json.dumps({"path": "mine.ipynb", "type": "notebook", "kernel": {"name": "python3"}}),
+    )
+    try:
+        # When the agent "creates" a session for the same path (the server answers with the
+        # person's), and one of its own bound to the person's kernel
+        _, _, same = await call(
+            jp_fetch,
+            "api",
+            "sessions",
+            token=agent_token,
+            method="POST",
+            body=json.dumps(
+                {"path": "mine.ipynb", "type": "notebook", "kernel": {"name": "python3"}}
+            ),
+        )
+        assert same["id"] == persons["id"]
+        status, _, bound = await call(
+            jp_fetch,
+            "api",
+            "sessions",
+            token=agent_token,
+            method="POST",
+            body=json.dumps(
+                {
+                    "path": "other.ipynb",
+                    "type": "notebook",
+                    "kernel": {"id": persons["kernel"]["id"]},
+                }
+            ),
+        )
+        assert status == 201
+        # Then deleting either (which would shut the person's kernel down) is refused
+        for session_id in (persons["id"], bound["id"]):
+            status, _, reply = await call(
+                jp_fetch, "api", "sessions", session_id, token=agent_token, method="DELETE"
+            )
+            assert (status, reply["code"]) == (403, "APPROVAL_AGENT_FORBIDDEN")
+        # And the person's kernel still runs
+        status, _, _ = await call(jp_fetch, "api", "kernels", persons["kernel"]["id"])
+        assert status == 200
+    finally:
+        await call(jp_fetch, "api", "sessions", persons["id"], method="DELETE")

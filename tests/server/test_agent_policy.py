@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from jupyter_server.auth.identity import IdentityProvider, User
 from traitlets.config import Config
 
 from jupyter_approvals.core.journal import read_entries
@@ -45,6 +46,8 @@ async def test_protected_only_runs_agent_code_and_protected_calls_name_the_agent
         result = await agent.execute("save('new', 'out.txt')")
         # Then its code ran, but the protected call asks a person and names the agent
         assert result["reply"]["ename"] == "ApprovalPending"
+        assert "nothing ran" in result["reply"]["evalue"]
+        assert "wait(" not in result["reply"]["evalue"]  # an agent's cell must not block
         _, _, listing = await call(jp_fetch, API, "pending")
         [item] = listing["pending"]
         assert item["agent"] == "bot"
@@ -121,8 +124,6 @@ async def test_the_doctor_fails_when_the_gate_is_swapped_out_and_the_sweep_resto
     await asyncio.sleep(1.5)
     assert settings["kernel_websocket_connection_class"].jupyter_approvals_wrapped
     # When the identity provider in force is replaced by a plain one
-    from jupyter_server.auth.identity import IdentityProvider
-
     original = settings["identity_provider"]
     settings["identity_provider"] = IdentityProvider(token=original.token)
     try:
@@ -143,3 +144,42 @@ async def test_the_doctor_warns_of_agents_that_use_the_persons_identity(jp_fetch
     # Then the doctor warns, naming it
     assert check["warning"] is True
     assert check["extensions"] == ["jupyter_mcp_server"]
+
+
+class HeaderIdentityProvider(IdentityProvider):
+    """A configured identity provider of a deployment: people are named by a proxy's header."""
+
+    async def get_user(self, handler):
+        name = handler.request.headers.get("X-Forwarded-User")
+        if name:
+            return User(username=name)
+        return await super().get_user(handler)
+
+
+@pytest.mark.parametrize(
+    "jp_server_config",
+    [
+        server_config(
+            ServerApp={
+                "jpserver_extensions": {"jupyter_approvals": True},
+                "identity_provider_class": HeaderIdentityProvider,
+            }
+        )
+    ],
+    indirect=True,
+)
+async def test_a_configured_identity_provider_is_wrapped_not_replaced(
+    jp_fetch, jp_serverapp, state_dir
+):
+    # Given a deployment with its own identity provider
+    provider = jp_serverapp.identity_provider
+    # Then the one in force is that provider, made agent-aware
+    assert isinstance(provider, HeaderIdentityProvider)
+    assert type(provider).jupyter_approvals_wrapped
+    # And people are still whoever it says
+    _, _, me = await call(jp_fetch, "api", "me", headers={"X-Forwarded-User": "ana"})
+    assert me["identity"]["username"] == "ana"
+    # While an agent token is the agent, even with a person's header on the request
+    token = add_agent(state_dir, "bot")
+    _, _, me = await call(jp_fetch, "api", "me", token=token, headers={"X-Forwarded-User": "ana"})
+    assert me["identity"]["username"] == "agent:bot"
