@@ -79,6 +79,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_diff.py
 	$(BIN)/python benchmarks/bench_table_diff.py
 	$(BIN)/python benchmarks/bench_table_write.py
+	$(BIN)/python benchmarks/bench_agent_gate.py
 
 clean:
 	rm -rf $(VENV) $(AGENT_VENV) build dist *.egg-info
