@@ -178,12 +178,7 @@ class AgentRegistry:
             self._seen, self._records, self._by_hash, self._problem = None, {}, {}, None
             return
         except OSError as exc:
-            self._seen = None
-            self._problem = ApprovalAgentRegistryUnreadable(
-                f"The agent registry {self.path} cannot be read ({exc}); every agent token is "
-                "refused.",
-                path=str(self.path),
-            )
+            self._seen, self._problem = None, self._unreadable(exc)
             return
         key = (st.st_ino, st.st_mtime_ns, st.st_size)
         if key == self._seen:
@@ -194,15 +189,16 @@ class AgentRegistry:
             self._seen, self._records, self._by_hash, self._problem = key, {}, {}, exc
             return
         except OSError as exc:
-            self._seen = None
-            self._problem = ApprovalAgentRegistryUnreadable(
-                f"The agent registry {self.path} cannot be read ({exc}); every agent token is "
-                "refused.",
-                path=str(self.path),
-            )
+            self._seen, self._problem = None, self._unreadable(exc)
             return
         self._seen, self._records, self._problem = key, records, None
         self._by_hash = {r.token_sha256: r for r in records.values()}
+
+    def _unreadable(self, exc: OSError) -> ApprovalAgentRegistryUnreadable:
+        return ApprovalAgentRegistryUnreadable(
+            f"The agent registry {self.path} cannot be read ({exc}); every agent token is refused.",
+            path=str(self.path),
+        )
 
     # -- writing ---------------------------------------------------------------------
 

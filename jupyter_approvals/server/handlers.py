@@ -94,6 +94,19 @@ class ApprovalsHandler(APIHandler):
             _STATUS.get(error.code, 400),
         )
 
+    def refuse_decider(self) -> bool:
+        """Refuse (and return True) a decision from an agent or from another origin's page."""
+        if self.refuse_agents():
+            return True
+        if not self._same_origin():
+            self.refuse(
+                errors.ApprovalCrossOrigin(
+                    "Decisions are accepted only from pages of this server's own origin."
+                )
+            )
+            return True
+        return False
+
     def _same_origin(self) -> bool:
         # jupyter_server skips its origin check for token-authenticated requests; a decision
         # is a write that only a page of this server (or a client sending no Origin) may make.
@@ -159,14 +172,7 @@ class DecisionHandler(ApprovalsHandler):
     @authorized
     async def post(self, kernel_id: str, request_id: str) -> None:
         """Forward a decision to the kernel, where it passes every check of the card."""
-        if self.refuse_agents():
-            return
-        if not self._same_origin():
-            self.refuse(
-                errors.ApprovalCrossOrigin(
-                    "Decisions are accepted only from pages of this server's own origin."
-                )
-            )
+        if self.refuse_decider():
             return
         try:
             decision, fingerprint, reason = self._read_body()
@@ -235,14 +241,7 @@ class HeldDecisionHandler(ApprovalsHandler):
     @authorized
     async def post(self, request_id: str) -> None:
         """Apply a person's decision to held agent code; the code runs when the agent resends."""
-        if self.refuse_agents():
-            return
-        if not self._same_origin():
-            self.refuse(
-                errors.ApprovalCrossOrigin(
-                    "Decisions are accepted only from pages of this server's own origin."
-                )
-            )
+        if self.refuse_decider():
             return
         try:
             decision, fingerprint, reason = self._read_body()
