@@ -162,7 +162,8 @@ class AgentGate:
             self.kernels_started[started] = agent
 
     def sweep(self) -> None:
-        """Close the open sockets of agents that are no longer registered."""
+        """End held requests whose time is up; close the sockets of agents that were removed."""
+        self.hold.store.sweep()
         for handler, agent in list(self._sockets.items()):
             if not self.registry.is_registered(agent):
                 self.log.info("jupyter-approvals: closing a socket of removed agent %s", agent)

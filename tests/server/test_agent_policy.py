@@ -183,3 +183,31 @@ async def test_a_configured_identity_provider_is_wrapped_not_replaced(
     token = add_agent(state_dir, "bot")
     _, _, me = await call(jp_fetch, "api", "me", token=token, headers={"X-Forwarded-User": "ana"})
     assert me["identity"]["username"] == "agent:bot"
+
+
+@pytest.mark.parametrize(
+    "jp_server_config",
+    [server_config(ApprovalsConfig={"request_timeout": 1.5})],
+    indirect=True,
+)
+async def test_held_code_nobody_answers_times_out_and_is_journaled_by_itself(
+    jp_fetch, kernels, jp_http_port, jp_base_url, state_dir, jp_root_dir
+):
+    # Given a server whose requests time out after 1.5 s, and an agent's held code
+    token = add_agent(state_dir, "bot")
+    kernel = await kernels()
+    agent = await KernelSocket.open(jp_http_port, jp_base_url, kernel.id, token)
+    try:
+        held = await agent.execute("x = 1")
+        assert held["reply"]["ename"] == "APPROVAL_PENDING"
+        # When nobody answers and nothing asks the server anything
+        await asyncio.sleep(3)
+        # Then the server's own sweep ended it, and the journal says so
+        path = journal_path(Path(jp_root_dir).resolve(), state_dir)
+        events = [e["event"] for e in read_entries(path, limit=20).entries]
+        assert events[:2] == ["timed_out", "requested"]
+        # And the agent learns it once, then asks anew
+        again = await agent.execute("x = 1")
+        assert again["reply"]["ename"] == "APPROVAL_TIMED_OUT"
+    finally:
+        agent.close()
