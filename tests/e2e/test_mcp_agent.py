@@ -80,6 +80,8 @@ class McpAgent:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
 
 
 @pytest.fixture(scope="module")
