@@ -163,7 +163,7 @@ class AgentGate:
 
     def sweep(self) -> None:
         """End held requests whose time is up; close the sockets of agents that were removed."""
-        self.hold.store.sweep()
+        self.hold.sweep()
         for handler, agent in list(self._sockets.items()):
             if not self.registry.is_registered(agent):
                 self.log.info("jupyter-approvals: closing a socket of removed agent %s", agent)

@@ -54,13 +54,35 @@ class CodeHold:
         server_root: Path,
         clock: Clock | None = None,
     ) -> None:
-        self.store = ApprovalStore(limits, clock)
-        self.limits = self.store.limits
+        self._limits = limits
+        self._clock = clock
+        self.limits = ApprovalStore(limits, clock).limits
         self._state_dir = state_dir
         self._server_root = server_root
         self._journals: dict[Path, Journal] = {}
         self._decided_by: dict[str, str] = {}
-        self.store.subscribe(self._journal_event)
+        # One store per agent: its pending limit is per agent, so a flood from one agent
+        # never refuses another's requests.
+        self._stores: dict[str, ApprovalStore] = {}
+
+    def store_for(self, agent: str) -> ApprovalStore:
+        """The store of ``agent``'s held requests (made on first use)."""
+        store = self._stores.get(agent)
+        if store is None:
+            store = self._stores[agent] = ApprovalStore(self._limits, self._clock)
+            store.subscribe(self._journal_event)
+        return store
+
+    def _store_of(self, request_id: str) -> ApprovalStore | None:
+        for store in list(self._stores.values()):
+            if store.get(request_id) is not None:
+                return store
+        return None
+
+    def sweep(self) -> None:
+        """End the held requests and approvals whose time is up (journaled)."""
+        for store in list(self._stores.values()):
+            store.sweep()
 
     # -- the agent's side ----------------------------------------------------------------
 
@@ -89,10 +111,11 @@ class CodeHold:
         if problem is not None:
             raise problem
         digest = fingerprint(execute_subject(content, kernel_id, agent))
-        claimed = self.store.claim(ACTION, digest, slot=digest, owner=agent)
+        store = self.store_for(agent)
+        claimed = store.claim(ACTION, digest, slot=digest, owner=agent)
         if claimed is not None:
             return claimed
-        info, _ = self.store.open_request(
+        info, _ = store.open_request(
             action=ACTION,
             fingerprint=digest,
             summary=_summary(content, agent, notebook_path, kernel_id),
@@ -106,18 +129,21 @@ class CodeHold:
 
     def ran(self, lease: Lease) -> None:
         """The approved request was forwarded to its kernel."""
-        self.store.finish(lease)
+        store = self._store_of(lease.request_id)
+        if store is not None:
+            store.finish(lease)
 
     # -- the person's side ---------------------------------------------------------------
 
     def listing(self, shown: bool) -> list[dict[str, Any]]:
         """Pending held requests in the wire form of GET pending; ``shown`` starts their floor."""
         items = []
-        for info in self.store.pending():
-            if shown:
-                self.store.mark_shown(info.id)
-            items.append(self.wire(info))
-        return items
+        for store in list(self._stores.values()):
+            for info in store.pending():
+                if shown:
+                    store.mark_shown(info.id)
+                items.append(self.wire(info))
+        return sorted(items, key=lambda item: str(item["created_at"]))
 
     def wire(self, info: RequestInfo) -> dict[str, Any]:
         """One held request as a GET pending item."""
@@ -132,8 +158,15 @@ class CodeHold:
         self, request_id: str, decision: object, shown: object, reason: object, person: str
     ) -> RequestInfo:
         """A person's decision from the sidebar or REST (the handler refuses agents)."""
+        store = self._store_of(request_id) if isinstance(request_id, str) else None
+        if store is None:
+            raise errors.ApprovalUnknownRequest(
+                f"No held request {request_id!r} (it may have ended long ago, or the server "
+                "restarted).",
+                request_id=request_id if isinstance(request_id, str) else None,
+            )
         self._decided_by[request_id] = person
-        return self.store.decide(request_id, decision, shown, reason, channel="sidebar")
+        return store.decide(request_id, decision, shown, reason, channel="sidebar")
 
     # -- journal -------------------------------------------------------------------------
 

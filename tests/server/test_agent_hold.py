@@ -254,3 +254,33 @@ async def test_removing_an_agent_closes_its_open_sockets(jp_fetch, kernels, open
     while (message := await agent.read(timeout=max(0.01, deadline - loop.time()))) is not None:
         assert message["msg_type"] == "status"  # what the kernel said while connecting
     assert agent.connection.close_code == 4003
+
+
+async def test_a_flood_from_one_agent_never_refuses_another_agents_code(
+    jp_fetch, kernels, open_socket, state_dir
+):
+    # Given one agent that filled its limit of pending requests
+    kernel = await kernels()
+    flooder = await open_socket(kernel.id)
+    for i in range(20):
+        assert (await flooder.execute(f"x = {i}"))["reply"]["ename"] == "APPROVAL_PENDING"
+    # Then its next request is refused with a code
+    assert (await flooder.execute("x = 20"))["reply"]["ename"] == "APPROVAL_TOO_MANY_PENDING"
+    # While another agent's code is still held for the person, not refused
+    other = await open_socket(kernel.id, token=add_agent(state_dir, "other"))
+    assert (await other.execute("y = 1"))["reply"]["ename"] == "APPROVAL_PENDING"
+    held = await held_items(jp_fetch)
+    assert len(held) == 21
+    assert [item["agent"] for item in held].count("other") == 1
+
+
+async def test_an_unknown_held_request_is_404(jp_fetch):
+    status, _, body = await call(
+        jp_fetch,
+        API,
+        "held",
+        "0123456789abcdef",
+        method="POST",
+        body=json.dumps({"decision": "approve", "fingerprint": "sha256:" + "a" * 64}),
+    )
+    assert (status, body["code"]) == (404, "APPROVAL_UNKNOWN_REQUEST")
