@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import re
 import weakref
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -28,16 +29,13 @@ from .agent_identity import AgentUser, is_agent, refuse
 from .held_code import CodeHold, pending_text, refusal_text
 from .kernel_messages import IncomingMessage, decode, encode_reply
 
-#: Message types an agent may send on the shell or control channel.
-AGENT_MESSAGE_TYPES = frozenset(
-    {
-        "kernel_info_request",
-        "complete_request",
-        "inspect_request",
-        "is_complete_request",
-        "interrupt_request",
-    }
-)
+#: Message types an agent may send on the shell or control channel. Not complete_request or
+#: inspect_request: completing imports modules (IPython's completer imports what it completes
+#: from) and inspecting reads values and runs attribute getters in the person's kernel.
+AGENT_MESSAGE_TYPES = frozenset({"kernel_info_request", "is_complete_request", "interrupt_request"})
+#: Message protocol versions an agent may speak: older headers make the server adapt the
+#: message, and the adapter turns a v4 ``user_variables`` list into code the kernel evaluates.
+_PROTOCOL_VERSION = re.compile(r"5\.\d+")
 #: Message types the server stamps with their sender before a kernel sees them.
 STAMPED_TYPES = frozenset({"execute_request", "comm_open", "comm_msg", "comm_close"})
 #: Policies for agent code: held until approved, or run with only protected calls asking.
@@ -45,6 +43,7 @@ POLICIES = ("ask", "protected-only")
 
 _KERNELS = "jupyter_server.services.kernels.handlers"
 _SESSIONS = "jupyter_server.services.sessions.handlers"
+_KERNELS_WS = "jupyter_server.services.kernels.websocket"
 
 
 class AgentGate:
@@ -87,7 +86,14 @@ class AgentGate:
                     raise agent_routes.forbidden(
                         f"Agents may not touch {path!r}: {why}. Nothing was done.", path=path
                     )
+            runnable = agent_routes.runnable_write_reason(handler)
+            if runnable is not None:
+                raise agent_routes.forbidden(
+                    f"Agents may not write {runnable}: that would run code no person approved. "
+                    "Nothing was written.",
+                )
             self._check_ownership(handler, agent)
+            self._check_socket_takeover(handler, agent)
         except errors.ApprovalAgentForbidden as exc:
             self.log.warning("jupyter-approvals refused agent %s: %s", agent, exc.message)
             refuse(handler, exc)
@@ -121,6 +127,23 @@ class AgentGate:
                     f"started; {session_id} is not one of agent {agent}'s. Nothing was done.",
                     session_id=session_id,
                 )
+
+    def _check_socket_takeover(self, handler: web.RequestHandler, agent: str) -> None:
+        # jupyter_server closes an open kernel websocket when another one arrives with the
+        # same session_id ("a client reconnecting"): an agent must not knock a person off.
+        if agent_routes.handler_name(handler) != f"{_KERNELS_WS}.KernelWebsocketHandler":
+            return
+        from jupyter_server.services.kernels.connection.channels import (
+            ZMQChannelsWebsocketConnection,
+        )
+
+        key = f"{handler.path_kwargs.get('kernel_id', '')}:{handler.get_argument('session_id', '')}"
+        holder = ZMQChannelsWebsocketConnection._open_sessions.get(key)
+        if holder is not None and self._sockets.get(holder) != agent:
+            raise agent_routes.forbidden(
+                "Another client's connection to this kernel uses this session_id; agents may "
+                "not take it over. Connect with a session_id of your own.",
+            )
 
     def _remember_what_it_starts(self, handler: web.RequestHandler, agent: str) -> None:
         # The kernel and session ids exist only in the reply: read them from what the
@@ -203,6 +226,17 @@ class AgentGate:
             return None
         msg_type, channel = message.msg_type, message.channel
         stamp = {"sender": "agent", "agent": agent}
+        version = message.header.get("version")
+        if not (isinstance(version, str) and _PROTOCOL_VERSION.fullmatch(version)):
+            error = errors.ApprovalAgentForbidden(
+                f"Agents must speak message protocol 5 (header version {version!r}); older "
+                "messages are adapted by the server in ways that run code. Nothing was sent "
+                "to the kernel.",
+                msg_type=msg_type,
+                version=version if isinstance(version, str) else None,
+            )
+            self._answer_refusal(connection, message, subprotocol, error)
+            return None
         if channel in ("shell", "control") and msg_type in AGENT_MESSAGE_TYPES:
             return message.raw
         if channel == "shell" and msg_type == "execute_request":

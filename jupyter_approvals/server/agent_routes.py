@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -68,7 +69,23 @@ _CONTENTS_HANDLERS = frozenset(
         "jupyter_server_ydoc.handlers.DocSessionHandler",
     }
 )
-_SESSION_ROOT = "jupyter_server.services.sessions.handlers.SessionRootHandler"
+# Handlers whose JSON body names a path a kernel will run in, or a session's notebook.
+_BODY_PATH_HANDLERS = frozenset(
+    {
+        "jupyter_server.services.sessions.handlers.SessionRootHandler",
+        "jupyter_server.services.sessions.handlers.SessionHandler",
+        "jupyter_server.services.kernels.handlers.MainKernelHandler",
+    }
+)
+_WRITING_METHODS = frozenset({"PUT", "POST", "PATCH"})
+
+#: Files Python, IPython or Jupyter load and run by themselves (an import, a kernel or a server
+#: starting in that directory). Agents may not write them until agent file writes are held
+#: with a diff for a person to approve (docs/security.md).
+_RUNNABLE_SUFFIXES = (".py", ".pyc", ".pyo", ".pyw", ".pyd", ".so", ".pth", ".ipy")
+_RUNNABLE_NAMES = re.compile(r"(__pycache__|(jupyter|ipython)_\w*config\.json)", re.IGNORECASE)
+#: Pseudo-filesystems that expose processes' environments and command lines (tokens).
+SYSTEM_DIRS = (Path("/proc"), Path("/sys"), Path("/dev"))
 
 
 def handler_name(handler: object) -> str:
@@ -109,7 +126,7 @@ def request_paths(handler: web.RequestHandler) -> list[str]:
             paths.append(str(handler.path_kwargs["path"] or ""))
         elif handler.path_args:
             paths.append(str(handler.path_args[0] or ""))
-    if name in _CONTENTS_HANDLERS or name == _SESSION_ROOT:
+    if name in _CONTENTS_HANDLERS or name in _BODY_PATH_HANDLERS:
         body = _json_body(handler)
         for key in ("path", "copy_from"):
             value = body.get(key)
@@ -118,20 +135,45 @@ def request_paths(handler: web.RequestHandler) -> list[str]:
     return paths
 
 
+def runnable_write_reason(handler: web.RequestHandler) -> str | None:
+    """Why this contents request would let an agent write a file Python or Jupyter runs.
+
+    A write names its target in the path (PUT, room sessions), the new ``path`` (PATCH), the
+    file copied (POST ``copy_from``: the copy keeps its name) or the extension of a new file
+    (POST ``ext``).
+    """
+    method = (handler.request.method or "").upper()
+    if handler_name(handler) not in _CONTENTS_HANDLERS or method not in _WRITING_METHODS:
+        return None
+    names = list(request_paths(handler))
+    ext = _json_body(handler).get("ext")
+    if isinstance(ext, str):
+        names.append(f"untitled{ext}")
+    for name in names:
+        leaf = name.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+        if leaf.lower().endswith(_RUNNABLE_SUFFIXES) or _RUNNABLE_NAMES.fullmatch(leaf):
+            return (
+                f"{name!r} is a file that Python or Jupyter loads and runs by itself (an import, "
+                "or a kernel or server starting in that directory)"
+            )
+    return None
+
+
 def secret_path_reason(api_path: str, root: Path, secret_dirs: Iterable[Path]) -> str | None:
     """Why an agent may not touch ``api_path`` below ``root``, or None if it may.
 
     Refused: any hidden component (``.jupyter``, ``.ssh``, ``.env``), as written or after
     following symlinks below the root; anything that resolves into one of ``secret_dirs``
     (runtime dir with the server's token files and cookie secret, config and data dirs, the
-    approvals state dir); a path that escapes the root through a symlink into hidden places.
+    approvals state dir) or into ``/proc``, ``/sys`` or ``/dev`` (a process's environment and
+    command line hold tokens); a path that escapes the root through a symlink into hidden places.
     """
     parts = [p for p in api_path.replace("\\", "/").split("/") if p and p != "."]
     if any(p.startswith(".") for p in parts):
         return "it is a hidden path"
     real_root = Path(os.path.realpath(root))
     real = Path(os.path.realpath(real_root.joinpath(*parts)))
-    for directory in secret_dirs:
+    for directory in (*secret_dirs, *SYSTEM_DIRS):
         secret = Path(os.path.realpath(directory))
         if real == secret or secret in real.parents:
             return "it holds Jupyter's or jupyter-approvals' own files (tokens, configuration)"

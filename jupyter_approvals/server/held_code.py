@@ -98,7 +98,23 @@ class CodeHold:
         code = content.get("code")
         if not isinstance(code, str):
             raise errors.ApprovalMalformedMessage("The execute_request has no code text.")
-        preview = make_visible(code)
+        unknown = sorted(set(content) - set(EXECUTE_FIELDS))
+        if unknown:
+            # Whatever a kernel might read from a field nobody sees must not run approved.
+            raise errors.ApprovalMalformedMessage(
+                f"The execute_request has fields a person would not see: {unknown}. Send only "
+                f"{', '.join(EXECUTE_FIELDS)}.",
+                fields=unknown,
+            )
+        expressions = content.get("user_expressions") or {}
+        if not isinstance(expressions, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in expressions.items()
+        ):
+            raise errors.ApprovalMalformedMessage(
+                "user_expressions must map names to expression text."
+            )
+        shown = held_preview(code, expressions)
+        preview = make_visible(shown)
         if len(preview) > self.limits.max_preview_chars:
             raise errors.ApprovalTooLarge(
                 f"This code is {len(preview)} characters as shown to a person; held code is "
@@ -119,7 +135,7 @@ class CodeHold:
             action=ACTION,
             fingerprint=digest,
             summary=_summary(content, agent, notebook_path, kernel_id),
-            preview=code,
+            preview=shown,
             origin=Origin(kernel_id=kernel_id, notebook_path=notebook_path, agent=agent),
             slot=digest,
             owner=agent,
@@ -209,6 +225,15 @@ class CodeHold:
         journal.append(event, **{k: v for k, v in entry.items() if v is not None})
         if not info.status.live:
             self._decided_by.pop(info.id, None)
+
+
+def held_preview(code: str, expressions: dict[str, str]) -> str:
+    """All that will run: the code, then each user expression (evaluated after it)."""
+    if not expressions:
+        return code
+    lines = [code, "", "# and these user expressions, evaluated after the code:"]
+    lines.extend(f"#   {name}: {text}" for name, text in expressions.items())
+    return "\n".join(lines)
 
 
 def _summary(content: dict[str, Any], agent: str, notebook_path: str | None, kernel: str) -> str:

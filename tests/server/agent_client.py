@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from typing import Any
 
 from jupyter_client.jsonutil import json_default
@@ -55,20 +56,32 @@ async def call(jp_fetch, *parts, token: str | None = None, **kwargs) -> tuple[in
 class KernelSocket:
     """A websocket to one kernel, in one of the two protocols."""
 
-    def __init__(self, connection, v1: bool) -> None:
+    def __init__(self, connection, v1: bool, session_id: str) -> None:
         self.connection = connection
         self.v1 = v1
+        self.session_id = session_id
         self.session = Session(username="test-client")
         self.received: list[dict[str, Any]] = []
 
     @classmethod
     async def open(
-        cls, port: int, base_url: str, kernel_id: str, token: str, v1: bool = True
+        cls,
+        port: int,
+        base_url: str,
+        kernel_id: str,
+        token: str,
+        v1: bool = True,
+        session_id: str | None = None,
     ) -> KernelSocket:
-        url = f"ws://127.0.0.1:{port}{base_url}api/kernels/{kernel_id}/channels"
+        """Connect as JupyterLab does, with a ``session_id`` of the client's own."""
+        session_id = session_id or uuid.uuid4().hex
+        url = (
+            f"ws://127.0.0.1:{port}{base_url}api/kernels/{kernel_id}/channels"
+            f"?session_id={session_id}"
+        )
         request = HTTPRequest(url, headers=auth(token))
         connection = await websocket_connect(request, subprotocols=[V1] if v1 else None)
-        return cls(connection, v1)
+        return cls(connection, v1, session_id)
 
     async def send(
         self, msg_type: str, content: dict[str, Any], channel: str = "shell", **metadata: Any

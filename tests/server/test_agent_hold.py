@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from tornado.httpclient import HTTPClientError
 
 from jupyter_approvals.core.agents import AgentRegistry, registry_path
 from jupyter_approvals.core.journal import read_entries
@@ -284,3 +285,85 @@ async def test_an_unknown_held_request_is_404(jp_fetch):
         body=json.dumps({"decision": "approve", "fingerprint": "sha256:" + "a" * 64}),
     )
     assert (status, body["code"]) == (404, "APPROVAL_UNKNOWN_REQUEST")
+
+
+async def test_an_old_protocol_header_cannot_smuggle_code_past_the_preview(
+    jp_fetch, kernels, open_socket, jp_root_dir
+):
+    # Given an agent on the legacy protocol that leaves the version out of its header, so the
+    # server would adapt the message from protocol 4 (user_variables become expressions)
+    kernel = await kernels()
+    agent = await open_socket(kernel.id, v1=False)
+    message = agent.session.msg(
+        "execute_request",
+        content={
+            "code": "1 + 1",
+            "silent": False,
+            "store_history": True,
+            "user_expressions": {},
+            "allow_stdin": False,
+            "stop_on_error": True,
+            "user_variables": ["open('smuggled.txt', 'w').write('x')"],
+        },
+    )
+    del message["header"]["version"]
+    message["channel"] = "shell"
+    await agent.connection.write_message(json.dumps(message, default=str))
+    [answer] = [
+        m
+        for m in await agent.replies_to(message["header"]["msg_id"])
+        if m["msg_type"] == "execute_reply"
+    ]
+    # Then it is refused with a code, nothing is held for the person, and nothing ran
+    assert answer["content"]["ename"] == "APPROVAL_AGENT_FORBIDDEN"
+    assert await held_items(jp_fetch) == []
+    assert not (Path(jp_root_dir) / "smuggled.txt").exists()
+
+
+async def test_fields_a_person_would_not_see_are_refused_and_expressions_are_shown(
+    jp_fetch, kernels, open_socket
+):
+    kernel = await kernels()
+    agent = await open_socket(kernel.id)
+    # When the agent adds a field the card would not show
+    odd = await agent.execute("1 + 1", user_variables=["x"])
+    # Then it is refused and nothing is held
+    assert odd["reply"]["ename"] == "APPROVAL_MALFORMED_MESSAGE"
+    assert await held_items(jp_fetch) == []
+    # When it sends user expressions (code the kernel evaluates after the cell)
+    await agent.execute("1 + 1", user_expressions={"leak": "open('x.txt', 'w')"})
+    # Then the person's preview shows them, not only the cell's code
+    [item] = await held_items(jp_fetch)
+    assert "leak: open('x.txt', 'w')" in item["preview"]
+
+
+@pytest.mark.parametrize("msg_type", ["complete_request", "inspect_request"])
+async def test_completion_and_inspection_are_refused_for_agents(
+    jp_fetch, kernels, open_socket, msg_type
+):
+    # Completing imports the module named (code an agent may have written); inspecting reads
+    # values and runs getters in the person's kernel
+    kernel = await kernels()
+    agent = await open_socket(kernel.id)
+    msg_id = await agent.send(
+        msg_type, {"code": "from os import ", "cursor_pos": 15, "detail_level": 0}
+    )
+    [answer] = await agent.replies_to(msg_id, timeout=10, first_only=True)
+    assert answer["msg_type"] == msg_type.replace("_request", "_reply")
+    assert answer["content"]["ename"] == "APPROVAL_AGENT_FORBIDDEN"
+
+
+async def test_an_agent_cannot_take_over_a_persons_kernel_connection(
+    jp_fetch, kernels, open_socket, jp_serverapp, jp_http_port, jp_base_url, agent_token
+):
+    # Given the person's websocket to a kernel, with its session_id
+    kernel = await kernels()
+    person = await open_socket(kernel.id, token=jp_serverapp.identity_provider.token)
+    # When an agent connects with the same session_id (jupyter_server would close the person's)
+    with pytest.raises(HTTPClientError) as refused:
+        await KernelSocket.open(
+            jp_http_port, jp_base_url, kernel.id, agent_token, session_id=person.session_id
+        )
+    # Then it is refused, and the person's socket still works
+    assert refused.value.code == 403
+    assert (await person.execute("1"))["reply"]["status"] == "ok"

@@ -118,3 +118,94 @@ async def test_renames_and_copies_into_or_out_of_hidden_places_are_refused(
     # Then both are refused and nothing moved
     assert (status, reply["code"]) == (403, "APPROVAL_AGENT_FORBIDDEN")
     assert (Path(jp_home_dir) / "notes.txt").read_text() == "hello"
+
+
+@pytest.mark.parametrize(
+    ("method", "parts", "body"),
+    [
+        (
+            "PUT",
+            ("work", "ipykernel_launcher.py"),
+            {"type": "file", "format": "text", "content": "x"},
+        ),
+        ("PUT", ("helpers.py",), {"type": "file", "format": "text", "content": "import os"}),
+        ("PUT", ("ext.so",), {"type": "file", "format": "base64", "content": "AA=="}),
+        (
+            "PUT",
+            ("jupyter_server_config.json",),
+            {"type": "file", "format": "text", "content": "{}"},
+        ),
+        ("PATCH", ("notes.txt",), {"path": "sitecustomize.py"}),
+        ("POST", ("work",), {"copy_from": "module.py"}),
+        ("POST", ("work",), {"type": "file", "ext": ".py"}),
+    ],
+)
+async def test_agents_may_not_write_files_that_python_or_jupyter_run(
+    jp_fetch, jp_home_dir, agent_token, method, parts, body
+):
+    # Given a directory where kernels start, and files the agent could copy or rename
+    home = Path(jp_home_dir)
+    (home / "work").mkdir(exist_ok=True)
+    (home / "notes.txt").write_text("hello")
+    (home / "module.py").write_text("print('x')")
+    before = sorted(p.name for p in home.rglob("*"))
+    # When the agent writes a module, a launcher, an extension or a config file
+    status, _, reply = await call(
+        jp_fetch,
+        "api",
+        "contents",
+        *parts,
+        token=agent_token,
+        method=method,
+        body=json.dumps(body),
+    )
+    # Then it is refused with a code and nothing was written
+    assert (status, reply["code"]) == (403, "APPROVAL_AGENT_FORBIDDEN"), reply
+    assert sorted(p.name for p in home.rglob("*")) == before
+
+
+async def test_kernels_and_sessions_may_not_start_in_or_move_to_hidden_places(
+    jp_fetch, jp_home_dir, agent_token
+):
+    (Path(jp_home_dir) / ".ssh").mkdir(exist_ok=True)
+    status, _, reply = await call(
+        jp_fetch,
+        "api",
+        "kernels",
+        token=agent_token,
+        method="POST",
+        body=json.dumps({"name": "python3", "path": ".ssh"}),
+    )
+    assert (status, reply["code"]) == (403, "APPROVAL_AGENT_FORBIDDEN")
+    status, _, own = await call(
+        jp_fetch,
+        "api",
+        "sessions",
+        token=agent_token,
+        method="POST",
+        body=json.dumps({"path": "a.ipynb", "type": "notebook", "kernel": {"name": "python3"}}),
+    )
+    assert status == 201
+    try:
+        status, _, reply = await call(
+            jp_fetch,
+            "api",
+            "sessions",
+            own["id"],
+            token=agent_token,
+            method="PATCH",
+            body=json.dumps({"path": ".ssh/hidden.ipynb"}),
+        )
+        assert (status, reply["code"]) == (403, "APPROVAL_AGENT_FORBIDDEN")
+    finally:
+        await call(jp_fetch, "api", "sessions", own["id"], token=agent_token, method="DELETE")
+
+
+@pytest.mark.parametrize("path", ["proc/self/environ", "proc/1/cmdline", "sys/kernel", "dev/shm"])
+def test_a_server_rooted_at_slash_never_shows_processes_tokens(path):
+    # Given a server whose root is "/" (a process's environment holds JUPYTER_TOKEN)
+    from jupyter_approvals.server.agent_routes import secret_path_reason
+
+    # Then /proc, /sys and /dev are out of reach for agents
+    assert secret_path_reason(path, Path("/"), []) is not None
+    assert secret_path_reason("etc/hostname", Path("/"), []) is None
