@@ -26,6 +26,7 @@ from ..core.agents import AgentRegistry
 from ..core.model import Lease
 from . import agent_routes, sessions
 from .agent_identity import AgentUser, is_agent, refuse
+from .agent_notebooks import untrusted_notebook_body
 from .held_code import CodeHold, pending_text, refusal_text
 from .kernel_messages import IncomingMessage, decode, encode_reply
 
@@ -44,6 +45,7 @@ POLICIES = ("ask", "protected-only")
 _KERNELS = "jupyter_server.services.kernels.handlers"
 _SESSIONS = "jupyter_server.services.sessions.handlers"
 _KERNELS_WS = "jupyter_server.services.kernels.websocket"
+_CONTENTS = "jupyter_server.services.contents.handlers.ContentsHandler"
 
 
 class AgentGate:
@@ -97,6 +99,7 @@ class AgentGate:
         except errors.ApprovalAgentForbidden as exc:
             self.log.warning("jupyter-approvals refused agent %s: %s", agent, exc.message)
             refuse(handler, exc)
+        self._untrust_notebook_saves(handler, agent)
         self._remember_what_it_starts(handler, agent)
         if hasattr(handler, "ws_connection"):
             self._sockets[handler] = agent
@@ -127,6 +130,15 @@ class AgentGate:
                     f"started; {session_id} is not one of agent {agent}'s. Nothing was done.",
                     session_id=session_id,
                 )
+
+    def _untrust_notebook_saves(self, handler: web.RequestHandler, agent: str) -> None:
+        if agent_routes.handler_name(handler) != _CONTENTS or handler.request.method != "PUT":
+            return
+        api_path = str(handler.path_kwargs.get("path") or "").strip("/")
+        on_disk = self.server_root.joinpath(*[p for p in api_path.split("/") if p])
+        body = untrusted_notebook_body(handler.request.body, agent, on_disk)
+        if body is not None:
+            handler.request.body = body
 
     def _check_socket_takeover(self, handler: web.RequestHandler, agent: str) -> None:
         # jupyter_server closes an open kernel websocket when another one arrives with the

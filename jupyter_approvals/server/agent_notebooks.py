@@ -1,0 +1,73 @@
+"""Notebooks an agent saves through the contents API are never trusted and name its cells.
+
+jupyter_server signs a notebook it saves when every code cell is trusted (``metadata.trusted``,
+or no output that could run script); JupyterLab then runs the script outputs of a signed
+notebook in the person's page, where script can press Approve. So before the contents handler
+reads an agent's ``PUT`` body, the gate removes ``trusted`` from every cell: a notebook with
+active outputs that an agent saved is never signed. Cells whose id the notebook on disk does
+not have are marked ``metadata.jupyter_approvals.inserted_by = "agent NAME"``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+#: Key of this package's cell metadata.
+METADATA_KEY = "jupyter_approvals"
+
+
+def _existing_cells(path: Path) -> dict[str, str | None]:
+    """Cell id -> who inserted it (None: the person), for the notebook on disk."""
+    try:
+        with path.open("rb") as handle:
+            notebook = json.load(handle)
+    except (OSError, ValueError):
+        return {}
+    cells = notebook.get("cells") if isinstance(notebook, dict) else None
+    found: dict[str, str | None] = {}
+    for cell in cells or []:
+        if isinstance(cell, dict) and isinstance(cell.get("id"), str):
+            ours = (cell.get("metadata") or {}).get(METADATA_KEY)
+            by = ours.get("inserted_by") if isinstance(ours, dict) else None
+            found[cell["id"]] = by if isinstance(by, str) else None
+    return found
+
+
+def untrusted_notebook_body(body: bytes, agent: str, on_disk: Path) -> bytes | None:
+    """The agent's ``PUT`` body with every cell untrusted and its new cells marked.
+
+    Returns None when the body is not a notebook model (nothing to change).
+    """
+    try:
+        model = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(model, dict) or model.get("type") != "notebook":
+        return None
+    content = model.get("content")
+    cells = content.get("cells") if isinstance(content, dict) else None
+    if not isinstance(cells, list):
+        return None
+    known = _existing_cells(on_disk)
+    for cell in cells:
+        if not isinstance(cell, dict):
+            continue
+        metadata = cell.get("metadata")
+        metadata = dict(metadata) if isinstance(metadata, dict) else {}
+        metadata.pop("trusted", None)
+        cell_id = cell.get("id")
+        # A cell new to the notebook is this agent's; one an agent inserted before stays so.
+        by = known[cell_id] if isinstance(cell_id, str) and cell_id in known else f"agent {agent}"
+        ours: Any = metadata.get(METADATA_KEY)
+        ours = dict(ours) if isinstance(ours, dict) else {}
+        ours.pop("inserted_by", None)
+        if by is not None:
+            ours["inserted_by"] = by
+        if ours:
+            metadata[METADATA_KEY] = ours
+        else:
+            metadata.pop(METADATA_KEY, None)
+        cell["metadata"] = metadata
+    return json.dumps(model).encode("utf-8")
