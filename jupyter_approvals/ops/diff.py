@@ -15,6 +15,7 @@ from .diff_match import Block, LineDiff, diff_lines, is_binary, split_lines
 
 __all__ = [
     "CONTEXT",
+    "MAX_DIFF_BYTES",
     "Block",
     "LineDiff",
     "add_diff_preview",
@@ -30,6 +31,9 @@ __all__ = [
 
 #: Lines of unchanged context around each change, as in ``diff -u``.
 CONTEXT = 3
+
+#: Content larger than this (either side) is not diffed: the preview gives sizes and sha256s.
+MAX_DIFF_BYTES = 64 << 20
 
 
 def hunks(diff: LineDiff, context: int = CONTEXT) -> Iterator[list[Block]]:

@@ -26,15 +26,12 @@ from ..kernel.gate import protected
 from ..kernel.handoff import peek, recall, remember
 from ._preview import Deadline, PreviewText, size_text
 from ._refusal import invalid_argument
-from .diff import add_diff_preview, is_binary
+from .diff import MAX_DIFF_BYTES, add_diff_preview, is_binary
 from .file_tree import Entry, add_listing, describe, scan, tree_state
 from .files_state import FileState, read_state
 
 #: Bytes written per call, so a long write can be stopped between chunks.
 CHUNK = 1 << 20
-
-#: Content larger than this (either side) is not diffed: the preview gives sizes and sha256s.
-MAX_DIFF_BYTES = 64 << 20
 
 
 _invalid = invalid_argument

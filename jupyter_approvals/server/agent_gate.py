@@ -28,6 +28,7 @@ from . import agent_routes, sessions
 from .agent_identity import AgentUser, is_agent, refuse
 from .agent_notebooks import untrusted_notebook_body
 from .held_code import CodeHold, pending_text, refusal_text
+from .held_files import held_write, pending_write_error
 from .kernel_messages import IncomingMessage, decode, encode_reply
 
 #: Message types an agent may send on the shell or control channel. Not complete_request or
@@ -46,6 +47,12 @@ _KERNELS = "jupyter_server.services.kernels.handlers"
 _SESSIONS = "jupyter_server.services.sessions.handlers"
 _KERNELS_WS = "jupyter_server.services.kernels.websocket"
 _CONTENTS = "jupyter_server.services.contents.handlers.ContentsHandler"
+_ROOM_SESSION = "jupyter_server_ydoc.handlers.DocSessionHandler"
+#: HTTP status of a held write's refusals (everything else a write is refused with: 409).
+_WRITE_STATUS = {
+    errors.ApprovalTooManyPending.code: 429,
+    errors.ApprovalUnfingerprintable.code: 400,
+}
 
 
 class AgentGate:
@@ -88,17 +95,13 @@ class AgentGate:
                     raise agent_routes.forbidden(
                         f"Agents may not touch {path!r}: {why}. Nothing was done.", path=path
                     )
-            runnable = agent_routes.runnable_write_reason(handler)
-            if runnable is not None:
-                raise agent_routes.forbidden(
-                    f"Agents may not write {runnable}: that would run code no person approved. "
-                    "Nothing was written.",
-                )
+            self._check_unscreened_room(handler)
             self._check_ownership(handler, agent)
             self._check_socket_takeover(handler, agent)
         except errors.ApprovalAgentForbidden as exc:
             self.log.warning("jupyter-approvals refused agent %s: %s", agent, exc.message)
             refuse(handler, exc)
+        self._hold_write(handler, agent)
         self._untrust_notebook_saves(handler, agent)
         self._remember_what_it_starts(handler, agent)
         if hasattr(handler, "ws_connection"):
@@ -130,6 +133,52 @@ class AgentGate:
                     f"started; {session_id} is not one of agent {agent}'s. Nothing was done.",
                     session_id=session_id,
                 )
+
+    def _check_unscreened_room(self, handler: web.RequestHandler) -> None:
+        # A room saves what is typed into it through the contents manager, inside the server:
+        # for files other than notebooks that would be an unheld write.
+        if agent_routes.handler_name(handler) != _ROOM_SESSION or handler.request.method != "PUT":
+            return
+        try:
+            kind = json.loads(handler.request.body or b"{}").get("type")
+        except (ValueError, AttributeError):
+            kind = None
+        if kind != "notebook":
+            raise agent_routes.forbidden(
+                "Agents may open collaboration rooms only for notebooks: edits of other files "
+                "through a room are not held for a person yet. Write the file through the "
+                "contents API, where the write is held with a diff. Nothing was done.",
+            )
+
+    def _hold_write(self, handler: web.RequestHandler, agent: str) -> None:
+        write = held_write(
+            agent_routes.handler_name(handler),
+            (handler.request.method or "").upper(),
+            handler.path_kwargs,
+            handler.request.body,
+            self.server_root,
+            agent,
+        )
+        if write is None:
+            return
+        try:
+            outcome = self.hold.screen_write(write, agent)
+        except errors.ApprovalError as exc:
+            refuse(handler, exc, status=_WRITE_STATUS.get(exc.code, 409))
+        if not isinstance(outcome, Lease):
+            refuse(
+                handler, pending_write_error(outcome.id, outcome.fingerprint, write.summary), 409
+            )
+        lease = outcome
+        on_finish = handler.on_finish
+
+        def finishing() -> None:
+            on_finish()
+            status = handler.get_status()
+            failure = None if status < 400 else RuntimeError(f"the server answered {status}")
+            self.hold.ran(lease, failure)
+
+        handler.on_finish = finishing  # type: ignore[method-assign]
 
     def _untrust_notebook_saves(self, handler: web.RequestHandler, agent: str) -> None:
         if agent_routes.handler_name(handler) != _CONTENTS or handler.request.method != "PUT":

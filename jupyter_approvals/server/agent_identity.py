@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from jupyter_server.auth.authorizer import Authorizer
 from jupyter_server.auth.identity import IdentityProvider, User
@@ -48,7 +48,7 @@ def is_agent(user: object) -> bool:
     return isinstance(user, AgentUser)
 
 
-def refuse(handler: web.RequestHandler, error: errors.ApprovalError, status: int = 403) -> None:
+def refuse(handler: web.RequestHandler, error: errors.ApprovalError, status: int = 403) -> NoReturn:
     """End ``handler``'s request now with a coded JSON error (works from ``prepare``)."""
     handler.clear_header("Set-Cookie")
     handler.set_status(status)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -77,13 +76,6 @@ _BODY_PATH_HANDLERS = frozenset(
         "jupyter_server.services.kernels.handlers.MainKernelHandler",
     }
 )
-_WRITING_METHODS = frozenset({"PUT", "POST", "PATCH"})
-
-#: Files Python, IPython or Jupyter load and run by themselves (an import, a kernel or a server
-#: starting in that directory). Agents may not write them until agent file writes are held
-#: with a diff for a person to approve (docs/security.md).
-_RUNNABLE_SUFFIXES = (".py", ".pyc", ".pyo", ".pyw", ".pyd", ".so", ".pth", ".ipy")
-_RUNNABLE_NAMES = re.compile(r"(__pycache__|(jupyter|ipython)_\w*config\.json)", re.IGNORECASE)
 #: Pseudo-filesystems that expose processes' environments and command lines (tokens).
 SYSTEM_DIRS = (Path("/proc"), Path("/sys"), Path("/dev"))
 
@@ -133,30 +125,6 @@ def request_paths(handler: web.RequestHandler) -> list[str]:
             if isinstance(value, str):
                 paths.append(value)
     return paths
-
-
-def runnable_write_reason(handler: web.RequestHandler) -> str | None:
-    """Why this contents request would let an agent write a file Python or Jupyter runs.
-
-    A write names its target in the path (PUT, room sessions), the new ``path`` (PATCH), the
-    file copied (POST ``copy_from``: the copy keeps its name) or the extension of a new file
-    (POST ``ext``).
-    """
-    method = (handler.request.method or "").upper()
-    if handler_name(handler) not in _CONTENTS_HANDLERS or method not in _WRITING_METHODS:
-        return None
-    names = list(request_paths(handler))
-    ext = _json_body(handler).get("ext")
-    if isinstance(ext, str):
-        names.append(f"untitled{ext}")
-    for name in names:
-        leaf = name.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
-        if leaf.lower().endswith(_RUNNABLE_SUFFIXES) or _RUNNABLE_NAMES.fullmatch(leaf):
-            return (
-                f"{name!r} is a file that Python or Jupyter loads and runs by itself (an import, "
-                "or a kernel or server starting in that directory)"
-            )
-    return None
 
 
 def secret_path_reason(api_path: str, root: Path, secret_dirs: Iterable[Path]) -> str | None:

@@ -21,6 +21,7 @@ from ..core.policy import Clock, Limits
 from ..core.project import ensure_outside_project, project_root_for
 from ..core.store import ApprovalStore
 from ..core.visible import make_visible
+from .held_files import HeldWrite
 
 ACTION = "kernel.execute"
 #: Fields of an execute_request's content that change what runs; all are fingerprinted.
@@ -143,11 +144,35 @@ class CodeHold:
         )
         return info
 
-    def ran(self, lease: Lease) -> None:
-        """The approved request was forwarded to its kernel."""
+    def screen_write(self, write: HeldWrite, agent: str) -> Lease | RequestInfo:
+        """A lease to carry out this contents request now, or the pending request it waits as.
+
+        Raises like :meth:`screen`, and APPROVAL_FINGERPRINT_MISMATCH when the identical
+        request was approved but its target changed since.
+        """
+        _, problem = self._project(None)
+        if problem is not None:
+            raise problem
+        store = self.store_for(agent)
+        claimed = store.claim(write.action, write.fingerprint, slot=write.slot, owner=agent)
+        if claimed is not None:
+            return claimed
+        info, _ = store.open_request(
+            action=write.action,
+            fingerprint=write.fingerprint,
+            summary=f"Agent {agent}: {write.summary}",
+            preview=write.preview,
+            origin=Origin(agent=agent),
+            slot=write.slot,
+            owner=agent,
+        )
+        return info
+
+    def ran(self, lease: Lease, error: BaseException | None = None) -> None:
+        """The approved request was forwarded to its kernel, or carried out (or failed)."""
         store = self._store_of(lease.request_id)
         if store is not None:
-            store.finish(lease)
+            store.finish(lease, error)
 
     # -- the person's side ---------------------------------------------------------------
 

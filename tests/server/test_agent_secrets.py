@@ -137,10 +137,9 @@ async def test_renames_and_copies_into_or_out_of_hidden_places_are_refused(
         ),
         ("PATCH", ("notes.txt",), {"path": "sitecustomize.py"}),
         ("POST", ("work",), {"copy_from": "module.py"}),
-        ("POST", ("work",), {"type": "file", "ext": ".py"}),
     ],
 )
-async def test_agents_may_not_write_files_that_python_or_jupyter_run(
+async def test_files_that_python_or_jupyter_run_are_held_not_written(
     jp_fetch, jp_home_dir, agent_token, method, parts, body
 ):
     # Given a directory where kernels start, and files the agent could copy or rename
@@ -159,8 +158,8 @@ async def test_agents_may_not_write_files_that_python_or_jupyter_run(
         method=method,
         body=json.dumps(body),
     )
-    # Then it is refused with a code and nothing was written
-    assert (status, reply["code"]) == (403, "APPROVAL_AGENT_FORBIDDEN"), reply
+    # Then it waits for a person and nothing was written
+    assert (status, reply["code"]) == (409, "APPROVAL_PENDING"), reply
     assert sorted(p.name for p in home.rglob("*")) == before
 
 

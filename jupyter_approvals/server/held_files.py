@@ -1,0 +1,180 @@
+"""Agent writes through the contents API, held until a person approved exactly that change.
+
+Held: a ``PUT`` of a file that is not a notebook (create or overwrite, any format), every
+``DELETE`` (file, folder or notebook), every ``PATCH`` (rename or move), a ``POST`` copy, and a
+checkpoint restore or delete. Creating and saving notebooks stays open to agents (that is how
+agent clients edit cells); the notebook screen of :mod:`.agent_notebooks` applies to them.
+
+Each held request is fingerprinted with the target's current state (file content, or every
+entry of a folder) and previewed with the engines the ready operations use: a line diff for
+text, sizes and sha256 for binary or large content, a listing for a deletion. After approval
+the agent sends the identical request again and it is carried out once; if the target changed
+in between, the identical request is refused with APPROVAL_FINGERPRINT_MISMATCH.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..core import errors
+from ..core.fingerprint import fingerprint
+from ..ops._preview import Deadline, PreviewText, size_text
+from ..ops.diff import MAX_DIFF_BYTES, add_diff_preview, is_binary
+from ..ops.file_tree import add_listing, describe, scan, tree_state
+
+_CONTENTS = "jupyter_server.services.contents.handlers"
+
+
+@dataclass(frozen=True)
+class HeldWrite:
+    """What an agent's contents request would change, as a person will judge it."""
+
+    action: str
+    summary: str
+    preview: str
+    fingerprint: str
+    slot: str
+
+
+def _os_path(root: Path, api_path: str) -> Path:
+    return root.joinpath(*[p for p in api_path.replace("\\", "/").split("/") if p])
+
+
+def _body(raw: bytes) -> dict[str, Any]:
+    try:
+        value = json.loads(raw) if raw else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _new_bytes(model: dict[str, Any]) -> bytes | None:
+    """The bytes a ``PUT`` of type ``file`` would write (None: not decodable as given)."""
+    content = model.get("content")
+    if not isinstance(content, str):
+        return None
+    if model.get("format") == "base64":
+        try:
+            return base64.b64decode(content.encode("ascii"), validate=True)
+        except (binascii.Error, UnicodeEncodeError):
+            return None
+    return content.encode("utf-8")
+
+
+def _state(path: Path) -> Any:
+    """What the fingerprint binds of a target: its entries (files by content), or None."""
+    return tree_state(os.fspath(path))
+
+
+def _write_preview(api_path: str, target: Path, new: bytes) -> tuple[str, str]:
+    preview = PreviewText()
+    exists = target.is_file()
+    verb = "Replace" if exists else "Create"
+    summary = f"{verb} {api_path} ({size_text(len(new))})"
+    preview.add(f"{verb} {api_path}")
+    old = b""
+    if exists:
+        try:
+            size = target.stat().st_size
+            old = target.read_bytes() if size <= MAX_DIFF_BYTES else b""
+        except OSError:
+            size = 0
+        preview.add(f"Size: {size_text(size)} -> {size_text(len(new))}")
+        if size > MAX_DIFF_BYTES or len(new) > MAX_DIFF_BYTES:
+            preview.note(f"Not diffed: content over {size_text(MAX_DIFF_BYTES)}.")
+            return summary, preview.render()
+    if is_binary(old) or is_binary(new):
+        preview.add(f"sha256: -> {hashlib.sha256(new).hexdigest()[:12]}")
+        preview.note("Binary content (a NUL byte in the first 8 KiB): no line diff shown.")
+        return summary, preview.render()
+    fromfile = f"{api_path} (current)" if exists else "/dev/null"
+    add_diff_preview(preview, old, new, fromfile, f"{api_path} (new)", Deadline())
+    return summary, preview.render()
+
+
+def _tree_preview(verb: str, api_path: str, target: Path, extra: str = "") -> tuple[str, str]:
+    entries = scan(os.fspath(target))
+    preview = PreviewText()
+    preview.add(f"{verb} {api_path}{extra}: {describe(entries)}")
+    add_listing(preview, entries)
+    return f"{verb} {api_path}{extra}", preview.render()
+
+
+def held_write(
+    handler_name: str,
+    method: str,
+    path_kwargs: dict[str, Any],
+    raw_body: bytes,
+    root: Path,
+    agent: str,
+) -> HeldWrite | None:
+    """The held form of an agent's contents request, or None when it is not held."""
+    api_path = str(path_kwargs.get("path") or "").strip("/")
+    target = _os_path(root, api_path)
+    model = _body(raw_body)
+    request: dict[str, Any] = {"method": method, "path": api_path}
+    state: dict[str, Any] = {"target": _state(target)}
+    if handler_name == f"{_CONTENTS}.ContentsHandler" and method == "PUT":
+        if model.get("copy_from") is not None:
+            return None  # a copy by PUT is refused by jupyter_server itself (405)
+        if model.get("type") != "file":
+            return None  # notebooks (screened elsewhere) and folders
+        new = _new_bytes(model)
+        if new is None:
+            return None  # jupyter_server answers 400 for content it cannot decode
+        action = "file.write"
+        summary, preview = _write_preview(api_path, target, new)
+        request["content_sha256"] = hashlib.sha256(new).hexdigest()
+        request["format"] = model.get("format")
+    elif handler_name == f"{_CONTENTS}.ContentsHandler" and method == "DELETE":
+        action = "file.delete"
+        summary, preview = _tree_preview("Delete", api_path, target)
+    elif handler_name == f"{_CONTENTS}.ContentsHandler" and method == "PATCH":
+        destination = str(model.get("path") or "").strip("/")
+        action = "file.move"
+        summary, preview = _tree_preview("Rename", api_path, target, f" to {destination}")
+        request["to"] = destination
+        state["destination"] = _state(_os_path(root, destination))
+    elif handler_name == f"{_CONTENTS}.ContentsHandler" and method == "POST":
+        source = model.get("copy_from")
+        if not isinstance(source, str):
+            return None  # a new untitled file, folder or notebook
+        action = "file.copy"
+        source_path = _os_path(root, source)
+        summary, preview = _tree_preview(
+            "Copy", source.strip("/"), source_path, f" into {api_path or '/'}"
+        )
+        request["copy_from"] = source.strip("/")
+        state["source"] = _state(source_path)
+    elif handler_name == f"{_CONTENTS}.ModifyCheckpointsHandler":
+        checkpoint = str(path_kwargs.get("checkpoint_id") or "")
+        verb = "Restore" if method == "POST" else "Delete checkpoint of"
+        action = "file.restore" if method == "POST" else "file.delete_checkpoint"
+        summary, preview = _tree_preview(verb, api_path, target, f" (checkpoint {checkpoint})")
+        request["checkpoint_id"] = checkpoint
+    else:
+        return None
+    # The slot names the request without the target's state: an approval of it meets a
+    # changed target as a fingerprint mismatch, not as a new request.
+    slot = fingerprint({"action": action, "agent": agent, "request": request})
+    digest = fingerprint({"action": action, "agent": agent, "request": request, "state": state})
+    return HeldWrite(action, summary, preview, digest, slot)
+
+
+def pending_write_error(info_id: str, fp: str, summary: str) -> errors.ApprovalPending:
+    """What the agent's HTTP call answers while its write waits (status 409)."""
+    return errors.ApprovalPending(
+        f"APPROVAL_PENDING: nothing was written. '{summary}' is held at the Jupyter server until "
+        f"a person approves it (request {info_id}). Ask the person to review it in JupyterLab's "
+        "Approvals sidebar, then send exactly the same request again: it is then carried out "
+        "once.",
+        request_id=info_id,
+        fingerprint=fp,
+    )

@@ -1,0 +1,190 @@
+"""Agent writes through the contents API are held with a diff, carried out once after a
+person's approval, and refused when the target changed in between."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from pathlib import Path
+
+import pytest
+
+from .agent_client import add_agent, call
+
+API = "jupyter-approvals/api"
+
+
+@pytest.fixture
+def agent_token(state_dir) -> str:
+    return add_agent(state_dir, "bot")
+
+
+def text_file(content: str) -> str:
+    return json.dumps({"type": "file", "format": "text", "content": content})
+
+
+async def held(jp_fetch) -> list[dict]:
+    _, _, listing = await call(jp_fetch, API, "pending")
+    return [item for item in listing["pending"] if item.get("held_at") == "server"]
+
+
+async def approve(jp_fetch, item: dict) -> None:
+    await asyncio.sleep(1.1)  # a person reads it
+    status, _, body = await call(
+        jp_fetch,
+        *item["decide_url"].split("/"),
+        method="POST",
+        body=json.dumps({"decision": "approve", "fingerprint": item["fingerprint"]}),
+    )
+    assert status == 200, body
+
+
+async def test_an_overwrite_is_held_with_a_diff_and_written_once_after_approval(
+    jp_fetch, jp_root_dir, agent_token
+):
+    # Given data.csv, and an agent that overwrites one of its lines
+    data = Path(jp_root_dir) / "data.csv"
+    data.write_text("region,units\nnorth,120\nsouth,80\n")
+    new = "region,units\nnorth,120\nsouth,95\n"
+    # When the agent PUTs it
+    status, _, reply = await call(
+        jp_fetch,
+        "api",
+        "contents",
+        "data.csv",
+        token=agent_token,
+        method="PUT",
+        body=text_file(new),
+    )
+    # Then nothing was written; the agent is told why, with the request id
+    assert (status, reply["code"]) == (409, "APPROVAL_PENDING")
+    assert "nothing was written" in reply["message"]
+    assert data.read_text() == "region,units\nnorth,120\nsouth,80\n"
+    [item] = await held(jp_fetch)
+    assert item["id"] == reply["request_id"]
+    assert item["action"] == "file.write"
+    # And the person sees the change as a diff
+    assert "-south,80" in item["preview"]
+    assert "+south,95" in item["preview"]
+    assert item["summary"].startswith("Agent bot: Replace data.csv")
+    # When the person approves and the agent sends the same request again
+    await approve(jp_fetch, item)
+    status, _, _ = await call(
+        jp_fetch,
+        "api",
+        "contents",
+        "data.csv",
+        token=agent_token,
+        method="PUT",
+        body=text_file(new),
+    )
+    # Then it is written, once
+    assert status == 200
+    assert data.read_text() == new
+    status, _, reply = await call(
+        jp_fetch,
+        "api",
+        "contents",
+        "data.csv",
+        token=agent_token,
+        method="PUT",
+        body=text_file(new + "west,1\n"),
+    )
+    assert reply["code"] == "APPROVAL_PENDING"
+
+
+async def test_a_target_changed_after_the_approval_refuses_the_write(
+    jp_fetch, jp_root_dir, agent_token
+):
+    data = Path(jp_root_dir) / "data.csv"
+    data.write_text("a\n1\n")
+    body = text_file("a\n2\n")
+    await call(jp_fetch, "api", "contents", "data.csv", token=agent_token, method="PUT", body=body)
+    [item] = await held(jp_fetch)
+    await approve(jp_fetch, item)
+    # When the file changes before the agent sends the request again
+    data.write_text("a\n1\n3\n")
+    status, _, reply = await call(
+        jp_fetch, "api", "contents", "data.csv", token=agent_token, method="PUT", body=body
+    )
+    # Then the write is refused and the person's change is kept
+    assert (status, reply["code"]) == (409, "APPROVAL_FINGERPRINT_MISMATCH")
+    assert data.read_text() == "a\n1\n3\n"
+
+
+async def test_a_folder_deletion_is_held_with_what_it_holds(jp_fetch, jp_root_dir, agent_token):
+    folder = Path(jp_root_dir) / "data"
+    folder.mkdir()
+    (folder / "sales.csv").write_text("x\n" * 100)
+    status, _, reply = await call(
+        jp_fetch, "api", "contents", "data", token=agent_token, method="DELETE"
+    )
+    assert (status, reply["code"]) == (409, "APPROVAL_PENDING")
+    assert (folder / "sales.csv").exists()
+    [item] = await held(jp_fetch)
+    assert item["action"] == "file.delete"
+    assert "sales.csv" in item["preview"]
+    await approve(jp_fetch, item)
+    status, _, _ = await call(
+        jp_fetch, "api", "contents", "data", token=agent_token, method="DELETE"
+    )
+    assert status == 204
+    assert not folder.exists()
+
+
+async def test_renames_copies_and_binary_writes_are_held_too(jp_fetch, jp_root_dir, agent_token):
+    root = Path(jp_root_dir)
+    (root / "report.ipynb").write_text(
+        json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    )
+    (root / "dest").mkdir()
+    requests = [
+        ("PATCH", ("report.ipynb",), json.dumps({"path": "old-report.ipynb"}), "file.move"),
+        ("POST", ("dest",), json.dumps({"copy_from": "report.ipynb"}), "file.copy"),
+        (
+            "PUT",
+            ("blob.bin",),
+            json.dumps(
+                {
+                    "type": "file",
+                    "format": "base64",
+                    "content": base64.b64encode(b"\0\1\2").decode(),
+                }
+            ),
+            "file.write",
+        ),
+    ]
+    for method, parts, body, action in requests:
+        status, _, reply = await call(
+            jp_fetch, "api", "contents", *parts, token=agent_token, method=method, body=body
+        )
+        assert (status, reply["code"]) == (409, "APPROVAL_PENDING"), (action, reply)
+    actions = sorted(item["action"] for item in await held(jp_fetch))
+    assert actions == ["file.copy", "file.move", "file.write"]
+    assert sorted(p.name for p in root.iterdir()) == ["dest", "report.ipynb"]
+
+
+async def test_creating_and_saving_notebooks_stays_open_to_agents(
+    jp_fetch, jp_root_dir, agent_token
+):
+    nb = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    status, _, _ = await call(
+        jp_fetch,
+        "api",
+        "contents",
+        "new.ipynb",
+        token=agent_token,
+        method="PUT",
+        body=json.dumps({"type": "notebook", "format": "json", "content": nb}),
+    )
+    assert status == 201
+    assert await held(jp_fetch) == []
+
+
+async def test_the_person_writes_as_before(jp_fetch, jp_root_dir, agent_token):
+    status, _, _ = await call(
+        jp_fetch, "api", "contents", "mine.csv", method="PUT", body=text_file("x\n")
+    )
+    assert status == 201
+    assert (Path(jp_root_dir) / "mine.csv").read_text() == "x\n"
