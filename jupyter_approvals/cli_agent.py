@@ -105,9 +105,10 @@ def _list(args: argparse.Namespace) -> int:
         print("no agents registered (add one with 'jupyter approvals agent add NAME')")
         return 0
     width = max(len(name) for name in records)
-    print(f"{'NAME'.ljust(width)}  ADDED (UTC)")
+    print(f"{'NAME'.ljust(width)}  {'STATE'.ljust(6)}  ADDED (UTC)")
     for record in records.values():
-        print(f"{record.name.ljust(width)}  {record.created_at}")
+        state = "paused" if record.paused else "active"
+        print(f"{record.name.ljust(width)}  {state.ljust(6)}  {record.created_at}")
     return 0
 
 
@@ -120,6 +121,23 @@ def _remove(args: argparse.Namespace) -> int:
         f"Agent {record.name!r} removed: its token is refused from now on and a running server "
         "closes its open connections."
     )
+    return 0
+
+
+def _pause(args: argparse.Namespace) -> int:
+    paused = args.agent_command == "pause"
+    try:
+        record = registry().set_paused(args.name, paused)
+    except ApprovalError as exc:
+        raise AgentCliError(f"{PROG} {args.agent_command}: [{exc.code}] {exc.message}") from None
+    if paused:
+        print(
+            f"Agent {record.name!r} paused: a running server rejects its pending requests, closes "
+            "its connections and refuses its token until 'jupyter approvals agent resume "
+            f"{record.name}'."
+        )
+    else:
+        print(f"Agent {record.name!r} resumed: its token works again.")
     return 0
 
 
@@ -147,3 +165,11 @@ def add_agent_commands(commands: Any) -> None:
     remove = actions.add_parser("remove", help="remove an agent; its token stops working")
     remove.add_argument("name")
     remove.set_defaults(run=_remove)
+
+    for action, text in (
+        ("pause", "pause an agent: its pending requests rejected, its token refused"),
+        ("resume", "let a paused agent in again"),
+    ):
+        parser = actions.add_parser(action, help=text)
+        parser.add_argument("name")
+        parser.set_defaults(run=_pause)

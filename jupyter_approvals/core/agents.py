@@ -14,6 +14,7 @@ every agent token: a broken registry must never let an agent in as the person.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import hmac
 import json
@@ -84,14 +85,20 @@ class AgentRecord:
     name: str
     token_sha256: str
     created_at: str
+    paused: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """The form stored in the registry file."""
-        return {"name": self.name, "token_sha256": self.token_sha256, "created_at": self.created_at}
+        return {
+            "name": self.name,
+            "token_sha256": self.token_sha256,
+            "created_at": self.created_at,
+            "paused": self.paused,
+        }
 
     def public(self) -> dict[str, Any]:
         """What ``agent list`` shows: everything but the hash."""
-        return {"name": self.name, "created_at": self.created_at}
+        return {"name": self.name, "created_at": self.created_at, "paused": self.paused}
 
 
 def _parse(raw: bytes, path: Path) -> dict[str, AgentRecord]:
@@ -101,10 +108,14 @@ def _parse(raw: bytes, path: Path) -> dict[str, AgentRecord]:
             raise ValueError("not a version 1 registry")
         records: dict[str, AgentRecord] = {}
         for item in data["agents"]:
+            paused = item.get("paused", False)
+            if not isinstance(paused, bool):
+                raise ValueError(f"'paused' of {item['name']!r} is not true or false")
             record = AgentRecord(
                 name=check_name(item["name"]),
                 token_sha256=str(item["token_sha256"]),
                 created_at=str(item["created_at"]),
+                paused=paused,
             )
             if not re.fullmatch(r"[0-9a-f]{64}", record.token_sha256) or record.name in records:
                 raise ValueError(f"bad entry {record.name!r}")
@@ -129,7 +140,7 @@ class AgentRegistry:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
-        self._seen: tuple[int, int, int] | None = None
+        self._seen: tuple[int, int, int, int] | None = None
         self._records: dict[str, AgentRecord] = {}
         self._by_hash: dict[str, AgentRecord] = {}
         self._problem: ApprovalAgentRegistryUnreadable | None = None
@@ -164,6 +175,13 @@ class AgentRegistry:
             self._refresh_locked()
             return self._problem is None and name in self._records
 
+    def is_active(self, name: str) -> bool:
+        """True while agent ``name`` is registered and not paused."""
+        with self._lock:
+            self._refresh_locked()
+            record = self._records.get(name) if self._problem is None else None
+            return record is not None and not record.paused
+
     @property
     def problem(self) -> ApprovalAgentRegistryUnreadable | None:
         """Why the registry is unreadable, if it is."""
@@ -180,7 +198,7 @@ class AgentRegistry:
         except OSError as exc:
             self._seen, self._problem = None, self._unreadable(exc)
             return
-        key = (st.st_ino, st.st_mtime_ns, st.st_size)
+        key = (st.st_ino, st.st_mtime_ns, st.st_size, st.st_ctime_ns)
         if key == self._seen:
             return
         try:
@@ -223,6 +241,15 @@ class AgentRegistry:
             record = records.pop(name, None)
             if record is None:
                 raise ApprovalUnknownAgent(f"No agent named {name!r} is registered.", name=name)
+        return record
+
+    def set_paused(self, name: str, paused: bool) -> AgentRecord:
+        """Pause agent ``name`` (its token is refused, nothing of it is held) or resume it."""
+        with self._edit() as records:
+            record = records.get(name)
+            if record is None:
+                raise ApprovalUnknownAgent(f"No agent named {name!r} is registered.", name=name)
+            record = records[name] = dataclasses.replace(record, paused=paused)
         return record
 
     @contextlib.contextmanager

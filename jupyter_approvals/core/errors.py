@@ -220,6 +220,12 @@ class ApprovalAgentRegistryUnreadable(ApprovalError):
     code = "APPROVAL_AGENT_REGISTRY_UNREADABLE"
 
 
+class ApprovalAgentPaused(ApprovalError):
+    """A person paused this agent: its token is refused until they resume it."""
+
+    code = "APPROVAL_AGENT_PAUSED"
+
+
 class ApprovalNoServerAuth(ApprovalError):
     """The Jupyter server runs without authentication, so agent identities mean nothing."""
 

@@ -49,6 +49,8 @@ EVENTS: Final = frozenset(
         "executed",
         "failed",
         "not_from_frontend",
+        "agent_paused",
+        "agent_resumed",
     }
 )
 

@@ -220,6 +220,24 @@ class ApprovalStore(EventedState[RequestInfo]):
             self._emit("withdrawn", request)
             return request.info()
 
+    def reject_live(self, reason: str, channel: str) -> list[RequestInfo]:
+        """Reject every pending request and void every unused approval, with ``reason``.
+
+        A person's blanket "no" (pausing the agent these requests belong to): no reading
+        floor applies, since nothing will run.
+        """
+        ended: list[RequestInfo] = []
+        with self._transaction():
+            for request in list(self._live.values()):
+                request.code = errors.ApprovalRejected.code
+                request.reason = reason
+                request.channel = channel
+                request.decided_at = self.clock.wall()
+                self._end(request, Status.REJECTED)
+                self._emit("rejected", request)
+                ended.append(request.info())
+        return ended
+
     def dismiss(self, request_id: str) -> None:
         """The card was closed without a decision: a pending request ends, nothing runs."""
         with self._transaction():

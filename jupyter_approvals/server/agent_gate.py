@@ -25,7 +25,7 @@ from ..core import errors
 from ..core.agents import AgentRegistry
 from ..core.model import Lease
 from . import agent_routes, sessions
-from .agent_identity import AgentUser, is_agent, refuse
+from .agent_identity import AgentUser, is_agent, refuse, username_of
 from .agent_notebooks import untrusted_notebook_body
 from .held_code import CodeHold, pending_text, refusal_text
 from .held_files import held_write, pending_write_error
@@ -81,6 +81,7 @@ class AgentGate:
         self.kernels_started: dict[str, str] = {}
         self.sessions_started: dict[str, str] = {}
         self._sockets: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+        self._paused: set[str] = set()
         self._session = Session(username="jupyter-approvals")
 
     # -- HTTP and websocket upgrades -----------------------------------------------------
@@ -246,14 +247,34 @@ class AgentGate:
             self.kernels_started[started] = agent
 
     def sweep(self) -> None:
-        """End held requests whose time is up; close the sockets of agents that were removed."""
+        """End held requests whose time is up; apply pauses; close sockets of agents gone."""
         self.hold.sweep()
+        self.apply_pauses()
         for handler, agent in list(self._sockets.items()):
-            if not self.registry.is_registered(agent):
-                self.log.info("jupyter-approvals: closing a socket of removed agent %s", agent)
+            if not self.registry.is_active(agent):
+                self.log.info("jupyter-approvals: closing a socket of agent %s", agent)
                 self._sockets.pop(handler, None)
                 with contextlib.suppress(Exception):  # already closed
-                    handler.close(4003, f"agent {agent} was removed")
+                    handler.close(4003, f"agent {agent} was removed or paused")
+
+    def apply_pauses(self, by: str | None = None) -> None:
+        """Reject the held requests of agents paused since the last look; journal each change.
+
+        ``by`` names the person who paused or resumed from the sidebar (None: the CLI).
+        """
+        try:
+            records = self.registry.records()
+        except errors.ApprovalError:
+            return  # an unreadable registry already refuses every agent token
+        paused = {name for name, record in records.items() if record.paused}
+        for agent in sorted(paused - self._paused):
+            rejected = self.hold.pause(agent, by)
+            self.log.info(
+                "jupyter-approvals: agent %s paused; %d held requests rejected", agent, rejected
+            )
+        for agent in sorted(self._paused - paused):
+            self.hold.journal_agent("agent_resumed", agent, by)
+        self._paused = paused
 
     def open_sockets(self, agent: str) -> int:
         """How many websockets of ``agent`` are open (for tests and the doctor)."""
@@ -275,15 +296,15 @@ class AgentGate:
             return raw  # the server's own handling reports it, as without the gate
         if not isinstance(user, AgentUser):
             if message.msg_type in STAMPED_TYPES:
-                return message.stamped({"sender": "person", "username": _username(user)})
+                return message.stamped({"sender": "person", "username": username_of(user)})
             return raw
         return self._screen_agent(connection, message, user.agent, subprotocol)
 
     def _screen_agent(
         self, connection: Any, message: IncomingMessage, agent: str, subprotocol: str | None
     ) -> Any | None:
-        if not self.registry.is_registered(agent):
-            connection.websocket_handler.close(4003, f"agent {agent} was removed")
+        if not self.registry.is_active(agent):
+            connection.websocket_handler.close(4003, f"agent {agent} was removed or paused")
             return None
         msg_type, channel = message.msg_type, message.channel
         stamp = {"sender": "agent", "agent": agent}
@@ -412,8 +433,3 @@ class AgentGate:
         else:
             stream = {"name": "stderr", "text": text + "\n"}
             self._send(connection, "stream", stream, message, "iopub", subprotocol)
-
-
-def _username(user: object) -> str | None:
-    name = getattr(user, "username", None)
-    return name if isinstance(name, str) else None

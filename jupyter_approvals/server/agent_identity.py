@@ -43,6 +43,12 @@ def agent_user(name: str) -> AgentUser:
     )
 
 
+def username_of(user: object) -> str | None:
+    """The username of a request's user, if it has one."""
+    name = getattr(user, "username", None)
+    return name if isinstance(name, str) else None
+
+
 def is_agent(user: object) -> bool:
     """True for the identity of an agent, by type."""
     return isinstance(user, AgentUser)
@@ -78,6 +84,15 @@ class _AgentAwareIdentity:
                 errors.ApprovalNoServerAuth(
                     "This server runs without authentication, so agent tokens mean nothing "
                     "here and are refused. Start it with a token or a password."
+                ),
+            )
+        if record.paused:
+            refuse(
+                handler,
+                errors.ApprovalAgentPaused(
+                    f"The person paused agent {record.name}: nothing it sends is taken until "
+                    "they resume it. Stop and tell the person.",
+                    agent=record.name,
                 ),
             )
         gate.admit(handler, record.name)

@@ -21,6 +21,7 @@ from ..config import ApprovalsConfig
 from ..core.agents import AgentRegistry, registry_path
 from ..core.project import default_state_dir
 from .agent_gate import POLICIES, AgentGate
+from .agent_handlers import AgentPauseHandler, AgentsHandler
 from .agent_identity import (
     GATE_SETTING,
     wrap_authorizer,
@@ -163,6 +164,8 @@ class ApprovalsServer(ExtensionApp):
                 (rf"/{API}/pending", PendingHandler),
                 (rf"/{API}/pending/([^/]+)/([^/]+)", DecisionHandler),
                 (rf"/{API}/held/([^/]+)", HeldDecisionHandler),
+                (rf"/{API}/agents", AgentsHandler),
+                (rf"/{API}/agents/([^/]+)/(pause|resume)", AgentPauseHandler),
                 (rf"/{API}/journal", JournalHandler),
                 (rf"/{API}/doctor", DoctorHandler),
             ]

@@ -28,7 +28,7 @@ from ..core.journal import read_entries
 from ..core.model import iso_utc
 from ..core.policy import Limits
 from ..core.project import default_state_dir, journal_path, project_root_for
-from .agent_identity import GATE_SETTING, is_agent
+from .agent_identity import GATE_SETTING, is_agent, username_of
 from .gate_checks import gate_checks
 from .kernels import KernelLinks, KernelUnavailable, NoApprovals
 
@@ -53,6 +53,9 @@ _STATUS = {
     errors.ApprovalAutoAnswered.code: 409,
     errors.ApprovalTooLarge.code: 413,
     errors.ApprovalKernelUnavailable.code: 504,
+    errors.ApprovalUnknownAgent.code: 404,
+    errors.ApprovalAgentForbidden.code: 403,
+    errors.ApprovalAgentRegistryUnreadable.code: 500,
 }
 
 
@@ -193,7 +196,7 @@ class DecisionHandler(ApprovalsHandler):
             "fingerprint": fingerprint,
             "reason": reason,
             "channel": "sidebar",
-            "decided_by": _username(self.current_user),
+            "decided_by": username_of(self.current_user),
             # If the kernel is busy, the message waits in its queue; past this moment the
             # kernel refuses it, so a decision we report as not made cannot happen later.
             "not_after": iso_utc(time.time() + self.links.timeout),
@@ -246,7 +249,7 @@ class HeldDecisionHandler(ApprovalsHandler):
         try:
             decision, fingerprint, reason = self._read_body()
             info = self.gate.hold.decide(
-                request_id, decision, fingerprint, reason, _username(self.current_user) or ""
+                request_id, decision, fingerprint, reason, username_of(self.current_user) or ""
             )
         except errors.ApprovalError as exc:
             self.refuse(exc, id=request_id)
@@ -325,11 +328,6 @@ class DoctorHandler(ApprovalsHandler):
         report = await asyncio.to_thread(run_checks, root)
         checks = report.checks + gate_checks(self.settings["serverapp"], self.gate)
         self.reply(dataclasses.replace(report, checks=checks).to_dict())
-
-
-def _username(user: object) -> str | None:
-    name = getattr(user, "username", None)
-    return name if isinstance(name, str) else None
 
 
 def _relative(path: object, root: Path) -> object:

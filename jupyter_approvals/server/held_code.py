@@ -176,6 +176,27 @@ class CodeHold:
 
     # -- the person's side ---------------------------------------------------------------
 
+    def pause(self, agent: str, by: str | None) -> int:
+        """Reject every held request of ``agent`` (paused); return how many there were."""
+        reason = f"agent {agent} was paused" + (f" by {by}" if by else "")
+        store = self._stores.get(agent)
+        ended = store.reject_live(reason, channel="pause") if store is not None else []
+        self.journal_agent("agent_paused", agent, by, rejected=len(ended))
+        return len(ended)
+
+    def journal_agent(self, event: str, agent: str, by: str | None, **fields: Any) -> None:
+        """A line about an agent itself (paused, resumed) in the server root's journal."""
+        project, _ = self._project(None)
+        journal = self._journal_of(project)
+        entry = {"agent": agent, "decided_by": by, "held_at": "server", **fields}
+        journal.append(event, **{k: v for k, v in entry.items() if v is not None})
+
+    def _journal_of(self, project: Path) -> Journal:
+        journal = self._journals.get(project)
+        if journal is None:
+            journal = self._journals[project] = Journal.for_project(project, self._state_dir())
+        return journal
+
     def listing(self, shown: bool) -> list[dict[str, Any]]:
         """Pending held requests in the wire form of GET pending; ``shown`` starts their floor."""
         items = []
@@ -226,9 +247,7 @@ class CodeHold:
 
     def _journal_event(self, event: str, info: RequestInfo, fields: dict[str, Any]) -> None:
         project, _ = self._project(info.origin.notebook_path)
-        journal = self._journals.get(project)
-        if journal is None:
-            journal = self._journals[project] = Journal.for_project(project, self._state_dir())
+        journal = self._journal_of(project)
         entry = {
             "request_id": info.id,
             "action": info.action,

@@ -136,3 +136,22 @@ def test_cli_errors_are_coded_and_exit_2(state_dir, capsys):
     assert cli.main(["agent", "remove", "bot"]) == 0
     assert cli.main(["agent", "list"]) == 0
     assert "no agents registered" in capsys.readouterr().out
+
+
+def test_cli_pause_and_resume_keep_the_token_and_show_the_state(state_dir, capsys):
+    assert cli.main(["agent", "add", "bot", "--json"]) == 0
+    token = json.loads(capsys.readouterr().out)["token"]
+    # When the person pauses the agent
+    assert cli.main(["agent", "pause", "bot"]) == 0
+    assert "paused" in capsys.readouterr().out
+    # Then it is still the agent's token, but the agent is not active
+    reader = registry(state_dir)
+    assert reader.match(token).paused is True
+    assert not reader.is_active("bot")
+    assert cli.main(["agent", "list"]) == 0
+    assert "paused" in capsys.readouterr().out
+    # And resuming lets it in again
+    assert cli.main(["agent", "resume", "bot"]) == 0
+    assert reader.is_active("bot")
+    assert cli.main(["agent", "pause", "ghost"]) == 2
+    assert "APPROVAL_UNKNOWN_AGENT" in capsys.readouterr().err

@@ -1,0 +1,59 @@
+"""REST handlers for the person's control of agents: list them, pause and resume one.
+
+``GET agents`` and ``POST agents/{name}/pause|resume`` (docs/protocol.md 6.5). Agents get 403
+here like on every route of this API. A pause rejects the agent's held requests at once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jupyter_server.auth.decorator import authorized
+from tornado import web
+
+from ..core import errors
+from .agent_identity import username_of
+from .handlers import ApprovalsHandler
+
+
+class AgentsHandler(ApprovalsHandler):
+    """``GET agents``: the registered agents, paused or not, with their held requests."""
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        """Names, states and pending counts; never tokens or their hashes."""
+        if self.refuse_agents():
+            return
+        try:
+            records = self.gate.registry.records()
+        except errors.ApprovalError as exc:
+            self.refuse(exc)
+            return
+        pending: dict[str, int] = {}
+        for item in self.gate.hold.listing(shown=False):
+            pending[item["agent"]] = pending.get(item["agent"], 0) + 1
+        agents: list[dict[str, Any]] = [
+            {**record.public(), "pending": pending.get(name, 0)}
+            for name, record in sorted(records.items())
+        ]
+        self.reply({"agents": agents})
+
+
+class AgentPauseHandler(ApprovalsHandler):
+    """``POST agents/{name}/pause`` or ``.../resume``."""
+
+    @web.authenticated
+    @authorized
+    async def post(self, name: str, action: str) -> None:
+        """Pause (reject its held requests, close its sockets, refuse its token) or resume."""
+        if self.refuse_decider():
+            return
+        try:
+            record = self.gate.registry.set_paused(name, action == "pause")
+        except errors.ApprovalError as exc:
+            self.refuse(exc, name=name)
+            return
+        self.gate.apply_pauses(by=username_of(self.current_user))
+        self.gate.sweep()
+        self.reply({"ok": True, "code": None, "message": "", **record.public()})
