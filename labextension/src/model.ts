@@ -5,9 +5,17 @@ import { ServerConnection } from '@jupyterlab/services';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { describeError, fetchPending, postDecision, ServerExtensionMissing } from './request';
+import {
+  describeError,
+  fetchAgents,
+  fetchPending,
+  postDecision,
+  postPause,
+  ServerExtensionMissing
+} from './request';
 import {
   Decision,
+  IAgent,
   IApprovalsModel,
   IConnection,
   ILastDecision,
@@ -20,6 +28,9 @@ import {
 
 /** Poll intervals in ms: while the extension answers; after an error; while it is missing. */
 const INTERVAL = { ok: 1000, error: 3000, missing: 15000 };
+
+/** The agents are asked for on every this many polls (they change rarely). */
+const AGENT_POLLS = 5;
 
 /** Clock differences under this (ms) are the `Date` header's 1 s resolution, not skew. */
 const SKEW_THRESHOLD = 1500;
@@ -66,6 +77,20 @@ export class ApprovalsModel implements IApprovalsModel, IDisposable {
 
   get verdictChanged(): ISignal<IApprovalsModel, string> {
     return this._verdictChanged;
+  }
+
+  get agents(): readonly IAgent[] {
+    return this._agents;
+  }
+
+  get agentsChanged(): ISignal<IApprovalsModel, readonly IAgent[]> {
+    return this._agentsChanged;
+  }
+
+  async setPaused(agent: string, paused: boolean): Promise<void> {
+    await postPause(agent, paused, this._settings);
+    this._polls = 0; // ask for the agents with the next poll
+    await this.refresh();
   }
 
   get isDisposed(): boolean {
@@ -146,6 +171,9 @@ export class ApprovalsModel implements IApprovalsModel, IDisposable {
         this._updateClock(date);
       }
       this._apply(body);
+      if (this._polls++ % AGENT_POLLS === 0) {
+        await this._pollAgents();
+      }
       this._setConnection({
         state: 'ok',
         message: '',
@@ -170,6 +198,20 @@ export class ApprovalsModel implements IApprovalsModel, IDisposable {
         unansweredKernels: [],
         journalErrors: []
       });
+    }
+  }
+
+  private async _pollAgents(): Promise<void> {
+    let agents: IAgent[];
+    try {
+      agents = await fetchAgents(this._settings);
+    } catch {
+      return; // the pending list is what matters; the agents come with a later poll
+    }
+    const before = JSON.stringify(this._agents);
+    if (JSON.stringify(agents) !== before) {
+      this._agents = agents;
+      this._agentsChanged.emit(agents);
     }
   }
 
@@ -246,6 +288,9 @@ export class ApprovalsModel implements IApprovalsModel, IDisposable {
     }
   }
 
+  private _agents: IAgent[] = [];
+  private _agentsChanged = new Signal<IApprovalsModel, readonly IAgent[]>(this);
+  private _polls = 0;
   private _settings: ServerConnection.ISettings | undefined;
   private _items = new Map<string, IPendingRequest>();
   private _signatures = new Map<string, string>();

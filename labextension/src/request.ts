@@ -7,6 +7,7 @@ import { ServerConnection } from '@jupyterlab/services';
 
 import {
   API_NAMESPACE,
+  IAgent,
   IDecisionBody,
   IDecisionReply,
   IJournalQuery,
@@ -186,4 +187,20 @@ export function describeError(error: unknown): { code: string; message: string }
     };
   }
   return { code: 'ERROR', message: String(error) };
+}
+
+/** `GET agents`: the registered agents, paused or not (section 6.2.2). */
+export async function fetchAgents(settings?: ServerConnection.ISettings): Promise<IAgent[]> {
+  const answer = await requestAPI<{ agents: IAgent[] }>('agents', { method: 'GET' }, settings);
+  return answer.body.agents ?? [];
+}
+
+/** `POST agents/{name}/pause` or `.../resume`. */
+export async function postPause(
+  agent: string,
+  paused: boolean,
+  settings?: ServerConnection.ISettings
+): Promise<void> {
+  const path = `agents/${encodeURIComponent(agent)}/${paused ? 'pause' : 'resume'}`;
+  await requestAPI<unknown>(path, { method: 'POST' }, settings);
 }

@@ -48,6 +48,15 @@ export interface IPendingReply {
 
 export type Decision = 'approve' | 'reject';
 
+/** One registered agent, as `GET agents` lists it (section 6.2.2). */
+export interface IAgent {
+  name: string;
+  created_at: string;
+  paused: boolean;
+  /** Requests of this agent that the server holds. */
+  pending: number;
+}
+
 /** The body of `POST pending/{kernel_id}/{request_id}` (section 6.2). */
 export interface IDecisionBody {
   decision: Decision;
@@ -174,6 +183,11 @@ export interface IApprovalsModel {
   clearLastDecision(): void;
   /** Send a decision for `item` exactly as displayed (its fingerprint is the one sent). */
   decide(item: IPendingRequest, decision: Decision, reason: string): Promise<Verdict>;
+  /** The registered agents, as last fetched (refreshed every few polls and after a pause). */
+  readonly agents: readonly IAgent[];
+  readonly agentsChanged: ISignal<IApprovalsModel, readonly IAgent[]>;
+  /** Pause an agent (its held requests rejected, its token refused) or resume it. */
+  setPaused(agent: string, paused: boolean): Promise<void>;
   /** Poll now. */
   refresh(): Promise<void>;
   /** The server's clock in ms since the epoch, as estimated from its answers. */

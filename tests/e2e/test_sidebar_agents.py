@@ -1,0 +1,86 @@
+"""The sidebar groups requests by who asked, and pauses an agent in one click.
+
+The agent here is a plain HTTP client with a token of its own (the MCP client's test is
+test_mcp_agent.py); the person uses the sidebar in headless Chromium.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from jupyter_approvals.core.agents import AgentRegistry, registry_path
+from tests.e2e.lab import LabServer, Sidebar, save_screenshot
+
+pytestmark = pytest.mark.e2e
+
+expect.set_options(timeout=15_000)
+
+
+def agent_call(server: LabServer, token: str, path: str, method: str = "GET", body=None):
+    """(status, JSON body) of one request made with the agent's token."""
+    request = urllib.request.Request(
+        f"{server.base_url}{path}",
+        data=None if body is None else json.dumps(body).encode(),
+        method=method,
+        headers={"Authorization": f"token {token}"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            raw = response.read()
+            return response.status, json.loads(raw) if raw else None
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"null")
+
+
+def test_one_click_pauses_an_agent_and_resume_lets_it_in_again(lab_server: LabServer, page: Page):
+    # Given an agent with three held writes, next to nothing of the person's
+    _, token = AgentRegistry(registry_path(lab_server.state_dir)).add("writer")
+    for name in ("a.csv", "b.csv", "c.csv"):
+        status, reply = agent_call(
+            lab_server,
+            token,
+            f"/api/contents/{name}",
+            "PUT",
+            {"type": "file", "format": "text", "content": "x\n"},
+        )
+        assert (status, reply["code"]) == (409, "APPROVAL_PENDING")
+
+    # When the person opens the sidebar
+    page.goto(lab_server.url("lab"))
+    sidebar = Sidebar(page)
+    sidebar.open()
+    # Then the three requests are grouped under the agent that asked
+    group = sidebar.panel.locator('[data-testid="jpa-sidebar-group"][data-agent="writer"]')
+    expect(group).to_contain_text("Requested by agent writer (3)")
+    expect(sidebar.items).to_have_count(3)
+    save_screenshot(page, "sidebar-agent-group")
+
+    # When the person presses Pause on that group
+    group.locator('[data-testid="jpa-sidebar-pause"]').click()
+    # Then all three are rejected at once and leave the list
+    expect(sidebar.items).to_have_count(0)
+    rejected = [
+        line
+        for line in lab_server.journal_lines()
+        if line.get("event") == "rejected" and line.get("agent") == "writer"
+    ]
+    assert len(rejected) == 3
+    # And the agent's next call is refused with a code
+    status, reply = agent_call(lab_server, token, "/api/status")
+    assert (status, reply["code"]) == (403, "APPROVAL_AGENT_PAUSED")
+    # And the sidebar lists the paused agent with Resume
+    paused = sidebar.panel.locator('[data-testid="jpa-sidebar-paused-agents"]')
+    expect(paused).to_contain_text("agent writer is paused")
+    save_screenshot(page, "sidebar-agent-paused")
+
+    # When the person presses Resume
+    paused.locator('[data-testid="jpa-sidebar-resume"]').click()
+    # Then the agent is let in again
+    expect(paused).to_be_hidden()
+    status, _ = agent_call(lab_server, token, "/api/status")
+    assert status == 200
