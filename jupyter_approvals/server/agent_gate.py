@@ -96,6 +96,7 @@ class AgentGate:
                     raise agent_routes.forbidden(
                         f"Agents may not touch {path!r}: {why}. Nothing was done.", path=path
                     )
+            self._check_body(handler)
             self._check_unscreened_room(handler)
             self._check_ownership(handler, agent)
             self._check_socket_takeover(handler, agent)
@@ -135,14 +136,41 @@ class AgentGate:
                     session_id=session_id,
                 )
 
+    def _check_body(self, handler: web.RequestHandler) -> None:
+        """Refuse what the gate cannot read as the handler will, and what it does not screen."""
+        if not handler.request.body:
+            return
+        try:
+            model = agent_routes.json_body(handler.request.body)
+        except (ValueError, UnicodeDecodeError):
+            raise agent_routes.forbidden(
+                "The body is not a JSON object the gate can read exactly as the server would. "
+                "Nothing was done.",
+            ) from None
+        name = agent_routes.handler_name(handler)
+        if name != _CONTENTS or handler.request.method != "PUT":
+            return
+        if "chunk" in model:
+            raise agent_routes.forbidden(
+                "Agents may not upload in chunks: a chunk appends to what an earlier one wrote, "
+                "which no single approval shows. Send the whole file. Nothing was written.",
+            )
+        api_path = str(handler.path_kwargs.get("path") or "")
+        if model.get("type") == "notebook" and not api_path.lower().endswith(".ipynb"):
+            raise agent_routes.forbidden(
+                f"Agents may save notebooks only at .ipynb paths, not {api_path!r} (a notebook "
+                "save is not held; it would replace that file unseen). Nothing was written.",
+                path=api_path,
+            )
+
     def _check_unscreened_room(self, handler: web.RequestHandler) -> None:
         # A room saves what is typed into it through the contents manager, inside the server:
         # for files other than notebooks that would be an unheld write.
         if agent_routes.handler_name(handler) != _ROOM_SESSION or handler.request.method != "PUT":
             return
         try:
-            kind = json.loads(handler.request.body or b"{}").get("type")
-        except (ValueError, AttributeError):
+            kind = agent_routes.json_body(handler.request.body).get("type")
+        except (ValueError, UnicodeDecodeError):
             kind = None
         if kind != "notebook":
             raise agent_routes.forbidden(

@@ -1,4 +1,4 @@
-"""Notebooks an agent saves through the contents API are never trusted and name its cells.
+"""Notebooks an agent saves through the contents API are never signed and name its cells.
 
 jupyter_server signs a notebook it saves when every code cell is trusted (``metadata.trusted``,
 or no output that could run script); JupyterLab then runs the script outputs of a signed
@@ -11,8 +11,13 @@ not have are marked ``metadata.jupyter_approvals.inserted_by = "agent NAME"``.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from jupyter_server.base.call_context import CallContext
+
+from .agent_routes import json_body
 
 #: Key of this package's cell metadata.
 METADATA_KEY = "jupyter_approvals"
@@ -41,10 +46,10 @@ def untrusted_notebook_body(body: bytes, agent: str, on_disk: Path) -> bytes | N
     Returns None when the body is not a notebook model (nothing to change).
     """
     try:
-        model = json.loads(body)
-    except ValueError:
+        model = json_body(body)
+    except (ValueError, UnicodeDecodeError):
         return None
-    if not isinstance(model, dict) or model.get("type") != "notebook":
+    if model.get("type") != "notebook":
         return None
     content = model.get("content")
     cells = content.get("cells") if isinstance(content, dict) else None
@@ -71,3 +76,25 @@ def untrusted_notebook_body(body: bytes, agent: str, on_disk: Path) -> bytes | N
             metadata.pop(METADATA_KEY, None)
         cell["metadata"] = metadata
     return json.dumps(model).encode("utf-8")
+
+
+def never_sign_for_agents(contents_manager: Any, is_agent: Callable[[object], bool]) -> None:
+    """Make ``contents_manager`` skip signing a notebook while an agent's request saves it.
+
+    Removing ``trusted`` is not enough on its own: nbformat counts only some output types as
+    unsafe (an ``update_display_data`` output with HTML passes its check) and would sign such
+    a notebook. The request being handled is jupyter_server's per-request context.
+    """
+    if getattr(contents_manager.check_and_sign, "jupyter_approvals_wrapped", False):
+        return
+    original = contents_manager.check_and_sign
+
+    def check_and_sign(nb: Any, path: str = "", **kwargs: Any) -> Any:
+        handler = CallContext.get(CallContext.JUPYTER_HANDLER)
+        if handler is not None and is_agent(getattr(handler, "current_user", None)):
+            contents_manager.log.info("Not signing %s: an agent saved it", path)
+            return None
+        return original(nb, path, **kwargs)
+
+    check_and_sign.jupyter_approvals_wrapped = True  # type: ignore[attr-defined]
+    contents_manager.check_and_sign = check_and_sign

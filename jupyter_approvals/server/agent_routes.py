@@ -154,12 +154,25 @@ def secret_path_reason(api_path: str, root: Path, secret_dirs: Iterable[Path]) -
     return None
 
 
+def json_body(raw: bytes) -> dict[str, Any]:
+    """A request body read exactly as jupyter_server's ``get_json_body`` reads it.
+
+    ``bytes.strip()`` first (it also removes ``\\x0b`` and ``\\x0c``, which JSON does not
+    count as whitespace), then UTF-8 and JSON. Raises ValueError for a body jupyter_server
+    could read but that is no JSON object, or that it could not read at all: what the gate
+    screens must be what the handler will act on.
+    """
+    text = raw.strip().decode("utf-8") if raw else ""
+    if not text:
+        return {}
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError("the body is not a JSON object")
+    return data
+
+
 def _json_body(handler: web.RequestHandler) -> dict[str, Any]:
-    body = handler.request.body
-    if not body:
-        return {}
     try:
-        data = json.loads(body)
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
+        return json_body(handler.request.body)
+    except (ValueError, UnicodeDecodeError):
+        return {}  # admit() refuses such a request before anything acts on it

@@ -24,10 +24,12 @@ from .agent_gate import POLICIES, AgentGate
 from .agent_handlers import AgentPauseHandler, AgentsHandler
 from .agent_identity import (
     GATE_SETTING,
+    is_agent,
     wrap_authorizer,
     wrap_identity_provider,
     wrap_kernel_connection,
 )
+from .agent_notebooks import never_sign_for_agents
 from .handlers import (
     DecisionHandler,
     DoctorHandler,
@@ -114,6 +116,7 @@ class ApprovalsServer(ExtensionApp):
             log=self.log,
         )
         self.settings[GATE_SETTING] = gate
+        never_sign_for_agents(serverapp.contents_manager, is_agent)
         # These settings are copied over the web app's when this method returns.
         self.keep_gate_in_force(self.settings)
         self._sweeper = PeriodicCallback(self._sweep, 1000)

@@ -28,6 +28,7 @@ from ..core.fingerprint import fingerprint
 from ..ops._preview import Deadline, PreviewText, size_text
 from ..ops.diff import MAX_DIFF_BYTES, add_diff_preview, is_binary
 from ..ops.file_tree import add_listing, describe, scan, tree_state
+from .agent_routes import json_body
 
 _CONTENTS = "jupyter_server.services.contents.handlers"
 
@@ -47,25 +48,19 @@ def _os_path(root: Path, api_path: str) -> Path:
     return root.joinpath(*[p for p in api_path.replace("\\", "/").split("/") if p])
 
 
-def _body(raw: bytes) -> dict[str, Any]:
-    try:
-        value = json.loads(raw) if raw else {}
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
 def _new_bytes(model: dict[str, Any]) -> bytes | None:
-    """The bytes a ``PUT`` of type ``file`` would write (None: not decodable as given)."""
+    """The bytes a ``PUT`` of type ``file`` writes, decoded as jupyter_server decodes them
+    (``base64.decodebytes``, which skips stray characters). None: jupyter_server refuses it too.
+    """
     content = model.get("content")
     if not isinstance(content, str):
         return None
-    if model.get("format") == "base64":
-        try:
-            return base64.b64decode(content.encode("ascii"), validate=True)
-        except (binascii.Error, UnicodeEncodeError):
-            return None
-    return content.encode("utf-8")
+    try:
+        if model.get("format") == "base64":
+            return base64.decodebytes(content.encode("ascii"))
+        return content.encode("utf-8")
+    except (binascii.Error, UnicodeError, ValueError):
+        return None
 
 
 def _state(path: Path) -> Any:
@@ -118,17 +113,18 @@ def held_write(
     """The held form of an agent's contents request, or None when it is not held."""
     api_path = str(path_kwargs.get("path") or "").strip("/")
     target = _os_path(root, api_path)
-    model = _body(raw_body)
+    model = json_body(raw_body)  # admit() refused bodies that do not parse
     request: dict[str, Any] = {"method": method, "path": api_path}
     state: dict[str, Any] = {"target": _state(target)}
     if handler_name == f"{_CONTENTS}.ContentsHandler" and method == "PUT":
         if model.get("copy_from") is not None:
             return None  # a copy by PUT is refused by jupyter_server itself (405)
         if model.get("type") != "file":
-            return None  # notebooks (screened elsewhere) and folders
+            return None  # notebooks (screened elsewhere, at .ipynb paths only) and folders
         new = _new_bytes(model)
         if new is None:
-            return None  # jupyter_server answers 400 for content it cannot decode
+            # Whatever jupyter_server would make of it, it is held, never let through.
+            new = json.dumps(model.get("content"), sort_keys=True).encode("utf-8")
         action = "file.write"
         summary, preview = _write_preview(api_path, target, new)
         request["content_sha256"] = hashlib.sha256(new).hexdigest()
@@ -153,6 +149,10 @@ def held_write(
         )
         request["copy_from"] = source.strip("/")
         state["source"] = _state(source_path)
+    elif handler_name == f"{_CONTENTS}.CheckpointsHandler" and method == "POST":
+        # A new checkpoint replaces the one a person would restore from.
+        action = "file.checkpoint"
+        summary, preview = _tree_preview("Replace the checkpoint of", api_path, target)
     elif handler_name == f"{_CONTENTS}.ModifyCheckpointsHandler":
         checkpoint = str(path_kwargs.get("checkpoint_id") or "")
         verb = "Restore" if method == "POST" else "Delete checkpoint of"

@@ -127,7 +127,9 @@ export const JOURNAL_EVENTS: readonly string[] = [
   'timed_out',
   'expired',
   'executed',
-  'failed'
+  'failed',
+  'agent_paused',
+  'agent_resumed'
 ];
 
 /** How the sidebar's last `GET pending` went. */

@@ -188,3 +188,85 @@ async def test_the_person_writes_as_before(jp_fetch, jp_root_dir, agent_token):
     )
     assert status == 201
     assert (Path(jp_root_dir) / "mine.csv").read_text() == "x\n"
+
+
+@pytest.mark.parametrize(
+    ("method", "parts", "raw"),
+    [
+        ("PUT", ("data.csv",), b'\x0c{"type": "file", "format": "text", "content": "PWNED"}'),
+        ("PUT", ("new.csv",), b'\x0b{"type": "file", "format": "text", "content": "PWNED"}'),
+        ("POST", ("sub",), b'\x0c{"copy_from": "data.csv"}'),
+        ("PATCH", ("data.csv",), b'\x0c{"path": "sub/other.csv"}'),
+    ],
+)
+async def test_a_body_the_gate_would_read_otherwise_than_the_server_is_refused(
+    jp_fetch, jp_root_dir, agent_token, method, parts, raw
+):
+    # Given a body that only parses after bytes.strip() (as jupyter_server reads bodies)
+    root = Path(jp_root_dir)
+    (root / "data.csv").write_text("a\n")
+    (root / "sub").mkdir()
+    status, _, reply = await call(
+        jp_fetch, "api", "contents", *parts, token=agent_token, method=method, body=raw
+    )
+    # Then it is either refused or held, and nothing was written
+    assert status in (403, 409), reply
+    assert reply["code"] in ("APPROVAL_AGENT_FORBIDDEN", "APPROVAL_PENDING")
+    assert (root / "data.csv").read_text() == "a\n"
+    assert sorted(p.name for p in root.rglob("*")) == ["data.csv", "sub"]
+
+
+async def test_base64_with_stray_characters_is_held(jp_fetch, jp_root_dir, agent_token):
+    # "UFdO\nRUQK" is "PWNED\n": jupyter_server decodes it, skipping the newline
+    body = json.dumps({"type": "file", "format": "base64", "content": "UFdO\nRUQK"})
+    status, _, reply = await call(
+        jp_fetch, "api", "contents", "data.csv", token=agent_token, method="PUT", body=body
+    )
+    assert (status, reply["code"]) == (409, "APPROVAL_PENDING")
+    assert not (Path(jp_root_dir) / "data.csv").exists()
+    [item] = await held(jp_fetch)
+    assert "+PWNED" in item["preview"]
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        (
+            "package.json",
+            {
+                "type": "notebook",
+                "content": {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5},
+            },
+        ),
+        ("data.csv", {"type": "file", "format": "text", "content": "x", "chunk": 2}),
+    ],
+)
+async def test_notebook_saves_off_ipynb_paths_and_chunked_uploads_are_refused(
+    jp_fetch, jp_root_dir, agent_token, path, body
+):
+    target = Path(jp_root_dir) / path
+    target.write_text("original\n")
+    status, _, reply = await call(
+        jp_fetch, "api", "contents", path, token=agent_token, method="PUT", body=json.dumps(body)
+    )
+    assert (status, reply["code"]) == (403, "APPROVAL_AGENT_FORBIDDEN")
+    assert target.read_text() == "original\n"
+
+
+async def test_creating_a_checkpoint_is_held_it_replaces_the_persons_restore_point(
+    jp_fetch, jp_root_dir, agent_token
+):
+    (Path(jp_root_dir) / "c.txt").write_text("v1\n")
+    status, _, reply = await call(
+        jp_fetch,
+        "api",
+        "contents",
+        "c.txt",
+        "checkpoints",
+        token=agent_token,
+        method="POST",
+        body="",
+    )
+    assert (status, reply["code"]) == (409, "APPROVAL_PENDING")
+    [item] = await held(jp_fetch)
+    assert item["action"] == "file.checkpoint"

@@ -108,3 +108,43 @@ async def test_the_persons_own_save_still_signs_and_an_agent_cannot_unmark_its_c
     # And the saved notebook is no longer signed: its script output stays inert
     on_disk = nbformat.read(Path(jp_root_dir) / "mine.ipynb", as_version=4)
     assert not jp_serverapp.contents_manager.notary.check_signature(on_disk)
+
+
+async def test_a_notebook_an_agent_saves_is_never_signed_whatever_its_outputs(
+    jp_fetch, jp_serverapp, jp_root_dir, agent_token
+):
+    # Given outputs nbformat's own check does not count as unsafe (update_display_data)
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("x = 1")
+    cell.outputs = [
+        {
+            "output_type": "update_display_data",
+            "data": {"text/html": SCRIPT},
+            "metadata": {},
+            "transient": {"display_id": "d"},
+        }
+    ]
+    nb.cells = [cell]
+    for raw in (
+        json.dumps({"type": "notebook", "format": "json", "content": json.loads(json.dumps(nb))}),
+        # and a body only jupyter_server's own stripping reads
+        "\x0c"
+        + json.dumps({"type": "notebook", "format": "json", "content": notebook_with_script(True)}),
+    ):
+        # When an agent saves it
+        status, _, _ = await call(
+            jp_fetch,
+            "api",
+            "contents",
+            "u.ipynb",
+            token=agent_token,
+            method="PUT",
+            body=raw.encode(),
+        )
+        assert status in (200, 201)
+        # Then the person's server does not trust it
+        _, _, model = await call(jp_fetch, "api", "contents", "u.ipynb")
+        [saved] = model["content"]["cells"]
+        assert saved["metadata"]["trusted"] is False
+        on_disk = nbformat.read(Path(jp_root_dir) / "u.ipynb", as_version=4)
+        assert not jp_serverapp.contents_manager.notary.check_signature(on_disk)
