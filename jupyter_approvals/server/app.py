@@ -20,7 +20,7 @@ from .._version import __version__
 from ..config import ApprovalsConfig
 from ..core.agents import AgentRegistry, registry_path
 from ..core.project import default_state_dir
-from .agent_gate import POLICIES, AgentGate
+from .agent_gate import AgentGate
 from .agent_handlers import AgentPauseHandler, AgentsHandler
 from .agent_identity import (
     GATE_SETTING,
@@ -38,6 +38,7 @@ from .handlers import (
     PendingHandler,
 )
 from .held_code import CodeHold
+from .kernel_screen import POLICIES
 from .kernels import KernelLinks
 
 API = "jupyter-approvals/api"

@@ -1,0 +1,209 @@
+"""What reaches a kernel from a kernel websocket: the gate's screen of every client frame.
+
+A person's ``execute_request`` and comm messages are stamped with their sender; an agent's
+messages pass only when their type is on the allowlist, its ``execute_request`` is held at the
+server (policy ``ask``) or stamped and forwarded (``protected-only``), and everything else is
+answered in the kernel's place with a coded refusal, in the client's protocol.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+from typing import Any
+
+from jupyter_client.session import Session
+
+from ..core import errors
+from ..core.agents import AgentRegistry
+from ..core.model import Lease
+from . import sessions
+from .agent_identity import AgentUser, is_agent, username_of
+from .held_code import CodeHold, pending_text, refusal_text
+from .kernel_messages import IncomingMessage, decode, encode_reply
+
+#: Message types an agent may send on the shell or control channel. Not complete_request or
+#: inspect_request: completing imports modules (IPython's completer imports what it completes
+#: from) and inspecting reads values and runs attribute getters in the person's kernel.
+AGENT_MESSAGE_TYPES = frozenset({"kernel_info_request", "is_complete_request", "interrupt_request"})
+#: Message protocol versions an agent may speak: older headers make the server adapt the
+#: message, and the adapter turns a v4 ``user_variables`` list into code the kernel evaluates.
+_PROTOCOL_VERSION = re.compile(r"5\.\d+")
+#: Message types the server stamps with their sender before a kernel sees them.
+STAMPED_TYPES = frozenset({"execute_request", "comm_open", "comm_msg", "comm_close"})
+#: Policies for agent code: held until approved, or run with only protected calls asking.
+POLICIES = ("ask", "protected-only")
+
+
+class KernelScreen:
+    """The screen of client frames on kernel websockets (one per server)."""
+
+    def __init__(
+        self,
+        registry: AgentRegistry,
+        hold: CodeHold,
+        policy: str,
+        log: logging.Logger | logging.LoggerAdapter[Any],
+        session_manager: Any = None,
+    ) -> None:
+        if policy not in POLICIES:
+            raise ValueError(f"unknown agent code policy {policy!r}")
+        self.registry = registry
+        self.hold = hold
+        self.policy = policy
+        self.log = log
+        self.session_manager = session_manager
+        self._session = Session(username="jupyter-approvals")
+
+    def screen(self, connection: Any, raw: Any) -> Any | None:
+        """What to forward to the kernel for this client frame (None: nothing)."""
+        handler = connection.websocket_handler
+        user = handler.current_user
+        subprotocol = getattr(connection, "subprotocol", None)
+        try:
+            message = decode(raw, subprotocol)
+        except (ValueError, KeyError, TypeError, IndexError):
+            if is_agent(user):
+                self.log.warning("jupyter-approvals dropped a malformed frame from an agent")
+                return None
+            return raw  # the server's own handling reports it, as without the gate
+        if not isinstance(user, AgentUser):
+            if message.msg_type in STAMPED_TYPES:
+                return message.stamped({"sender": "person", "username": username_of(user)})
+            return raw
+        return self._screen_agent(connection, message, user.agent, subprotocol)
+
+    def _screen_agent(
+        self, connection: Any, message: IncomingMessage, agent: str, subprotocol: str | None
+    ) -> Any | None:
+        if not self.registry.is_active(agent):
+            connection.websocket_handler.close(4003, f"agent {agent} was removed or paused")
+            return None
+        msg_type, channel = message.msg_type, message.channel
+        stamp = {"sender": "agent", "agent": agent}
+        version = message.header.get("version")
+        if not (isinstance(version, str) and _PROTOCOL_VERSION.fullmatch(version)):
+            error = errors.ApprovalAgentForbidden(
+                f"Agents must speak message protocol 5 (header version {version!r}); older "
+                "messages are adapted by the server in ways that run code. Nothing was sent "
+                "to the kernel.",
+                msg_type=msg_type,
+                version=version if isinstance(version, str) else None,
+            )
+            self._answer_refusal(connection, message, subprotocol, error)
+            return None
+        if channel in ("shell", "control") and msg_type in AGENT_MESSAGE_TYPES:
+            return message.raw
+        if channel == "shell" and msg_type == "execute_request":
+            if self.policy == "protected-only":
+                return message.stamped(stamp)
+            return self._hold(connection, message, agent, subprotocol, stamp)
+        error = errors.ApprovalAgentForbidden(
+            f"Agents may not send {msg_type or 'this message'} on the {channel} channel "
+            "(allowed: execute_request on shell, and "
+            f"{', '.join(sorted(AGENT_MESSAGE_TYPES))}). Nothing was sent to the kernel.",
+            msg_type=msg_type,
+            channel=channel,
+        )
+        self.log.warning("jupyter-approvals refused agent %s: %s", agent, error.message)
+        self._answer_refusal(connection, message, subprotocol, error)
+        return None
+
+    def _hold(
+        self,
+        connection: Any,
+        message: IncomingMessage,
+        agent: str,
+        subprotocol: str | None,
+        stamp: dict[str, Any],
+    ) -> Any | None:
+        kernel_id = str(getattr(connection, "kernel_id", "") or "")
+        try:
+            outcome = self.hold.screen(
+                message.content(),
+                kernel_id,
+                agent,
+                sessions.notebook_of_kernel(self.session_manager, kernel_id),
+            )
+        except errors.ApprovalError as exc:
+            self._answer_execute(connection, message, subprotocol, exc.code, refusal_text(exc))
+            return None
+        except ValueError as exc:  # content that is not JSON
+            error = errors.ApprovalMalformedMessage(f"The execute_request is malformed: {exc}.")
+            self._answer_execute(connection, message, subprotocol, error.code, refusal_text(error))
+            return None
+        if isinstance(outcome, Lease):
+            forwarded = message.stamped(stamp)
+            self.hold.ran(outcome)
+            return forwarded
+        self._answer_execute(
+            connection, message, subprotocol, errors.ApprovalPending.code, pending_text(outcome)
+        )
+        return None
+
+    # -- answers in the kernel's place ---------------------------------------------------
+
+    def _send(
+        self,
+        connection: Any,
+        msg_type: str,
+        content: dict[str, Any],
+        message: IncomingMessage,
+        channel: str,
+        subprotocol: str | None,
+    ) -> None:
+        frame, binary = encode_reply(
+            self._session, msg_type, content, message.header, channel, subprotocol
+        )
+        connection.websocket_handler.write_message(frame, binary=binary)
+
+    def _answer_execute(
+        self,
+        connection: Any,
+        message: IncomingMessage,
+        subprotocol: str | None,
+        code: str,
+        text: str,
+    ) -> None:
+        """A well-formed failed execution: busy, error, execute_reply, idle."""
+        # Four small frames at once: without this, Nagle holds the last ones for an ACK.
+        with contextlib.suppress(Exception):
+            connection.websocket_handler.set_nodelay(True)
+        error = {"ename": code, "evalue": text, "traceback": [text]}
+        self._send(connection, "status", {"execution_state": "busy"}, message, "iopub", subprotocol)
+        self._send(connection, "error", error, message, "iopub", subprotocol)
+        reply = {"status": "error", "execution_count": 0, **error}
+        self._send(connection, "execute_reply", reply, message, message.channel, subprotocol)
+        self._send(connection, "status", {"execution_state": "idle"}, message, "iopub", subprotocol)
+
+    def _answer_refusal(
+        self,
+        connection: Any,
+        message: IncomingMessage,
+        subprotocol: str | None,
+        error: errors.ApprovalError,
+    ) -> None:
+        text = refusal_text(error)
+        msg_type = message.msg_type
+        if msg_type == "execute_request":
+            self._answer_execute(connection, message, subprotocol, error.code, text)
+        elif msg_type.endswith("_request"):
+            reply = {"status": "error", "ename": error.code, "evalue": text, "traceback": [text]}
+            reply_type = msg_type[: -len("_request")] + "_reply"
+            channel = message.channel if message.channel in ("shell", "control") else "shell"
+            self._send(connection, reply_type, reply, message, channel, subprotocol)
+        elif msg_type in ("comm_open", "comm_msg"):
+            comm_id = message.content().get("comm_id")
+            data = {"code": error.code, "message": text}
+            self._send(
+                connection,
+                "comm_close",
+                {"comm_id": comm_id, "data": data},
+                message,
+                "iopub",
+                subprotocol,
+            )
+        else:
+            stream = {"name": "stderr", "text": text + "\n"}
+            self._send(connection, "stream", stream, message, "iopub", subprotocol)
