@@ -6,6 +6,7 @@ import { ICommandPalette, Notification } from '@jupyterlab/apputils';
 import { IDocumentManager } from '@jupyterlab/docmanager';
 import { INotebookTracker } from '@jupyterlab/notebook';
 
+import { markAgentCells } from './agentCells';
 import { shieldIcon } from './icon';
 import { ApprovalsModel } from './model';
 import { openRequestingCell } from './openCell';
@@ -35,6 +36,9 @@ const plugin: JupyterFrontEndPlugin<IApprovalsModel> = {
   ): IApprovalsModel => {
     const serverSettings = app.serviceManager.serverSettings;
     const model = new ApprovalsModel({ serverSettings });
+    if (tracker) {
+      markAgentCells(tracker);
+    }
     const handlers: IItemHandlers = {
       decide: (item, decision, reason) => void model.decide(item, decision, reason),
       open: item => {

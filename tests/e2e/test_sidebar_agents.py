@@ -1,4 +1,5 @@
-"""The sidebar groups requests by who asked, and pauses an agent in one click.
+"""The sidebar groups requests by who asked and pauses an agent in one click; the notebook
+labels the cells an agent inserted.
 
 The agent here is a plain HTTP client with a token of its own (the MCP client's test is
 test_mcp_agent.py); the person uses the sidebar in headless Chromium.
@@ -7,6 +8,7 @@ test_mcp_agent.py); the person uses the sidebar in headless Chromium.
 from __future__ import annotations
 
 import json
+import re
 import urllib.error
 import urllib.request
 
@@ -14,7 +16,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from jupyter_approvals.core.agents import AgentRegistry, registry_path
-from tests.e2e.lab import LabServer, Sidebar, save_screenshot
+from tests.e2e.lab import LabServer, NotebookPage, Sidebar, save_screenshot
 
 pytestmark = pytest.mark.e2e
 
@@ -84,3 +86,45 @@ def test_one_click_pauses_an_agent_and_resume_lets_it_in_again(lab_server: LabSe
     expect(paused).to_be_hidden()
     status, _ = agent_call(lab_server, token, "/api/status")
     assert status == 200
+
+
+def test_cells_an_agent_inserted_are_labelled_in_the_persons_notebook(
+    lab_server: LabServer, page: Page
+):
+    # Given a notebook of the person's, to which an agent adds a cell through the contents API
+    lab_server.shutdown_kernels()
+    _, token = AgentRegistry(registry_path(lab_server.state_dir)).add("editor")
+    path = lab_server.root / "shared.ipynb"
+    mine = {
+        "cell_type": "code",
+        "id": "mine",
+        "metadata": {},
+        "source": "x = 1",
+        "outputs": [],
+        "execution_count": None,
+    }
+    kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook = {
+        "cells": [mine],
+        "metadata": {"kernelspec": kernelspec},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    path.write_text(json.dumps(notebook))
+    theirs = {**mine, "id": "theirs", "source": "import shutil; shutil.rmtree('data')"}
+    status, _ = agent_call(
+        lab_server,
+        token,
+        "/api/contents/shared.ipynb",
+        "PUT",
+        {"type": "notebook", "format": "json", "content": {**notebook, "cells": [mine, theirs]}},
+    )
+    assert status == 200
+    # When the person opens it
+    nb = NotebookPage.open(page, lab_server, path)
+    # Then the agent's cell says who inserted it, and the person's does not
+    expect(nb.cell(1)).to_have_class(re.compile(r"\bjpa-mod-agentCell\b"))
+    expect(nb.cell(1)).to_have_attribute("data-jpa-inserted-by", "agent editor")
+    expect(nb.cell(0)).not_to_have_class(re.compile(r"\bjpa-mod-agentCell\b"))
+    save_screenshot(page, "notebook-agent-cell-labelled")
+    lab_server.shutdown_kernels()
