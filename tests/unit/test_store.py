@@ -398,3 +398,21 @@ def test_characters_that_hide_text_are_shown_as_markers(store):
     assert info.summary == "Delete⟦U+000A⟧all"
     # And the preview can be sent to a frontend as UTF-8
     info.preview.encode("utf-8")
+
+
+def test_rejecting_everything_live_ends_pending_and_unused_approvals_with_the_reason(store, clock):
+    # Given one pending request and one approved but unused
+    pending, _ = open_and_show(store, fp=FP_A)
+    approved, _ = open_and_show(store, fp=FP_B)
+    approve(store, clock, approved.id, FP_B)
+    events: list[tuple[str, str]] = []
+    store.subscribe(lambda event, info, fields: events.append((event, info.id)))
+    # When a person rejects all of it at once (pausing the agent they belong to)
+    ended = store.reject_live("agent bot was paused", channel="pause")
+    # Then both ended rejected with that reason, and neither can run
+    assert sorted(info.id for info in ended) == sorted([pending.id, approved.id])
+    assert sorted(events) == sorted([("rejected", pending.id), ("rejected", approved.id)])
+    assert store.live() == []
+    with pytest.raises(errors.ApprovalRejected) as caught:
+        store.claim("table.write", FP_B)
+    assert "paused" in caught.value.details["reason"]
