@@ -25,6 +25,7 @@ from ..core.model import Lease
 from . import agent_routes, sessions
 from .agent_identity import refuse
 from .agent_notebooks import untrusted_notebook_body
+from .agent_rooms import screen_room_messages
 from .held_code import CodeHold
 from .held_files import held_write, pending_write_error
 from .kernel_screen import KernelScreen
@@ -34,6 +35,7 @@ _SESSIONS = "jupyter_server.services.sessions.handlers"
 _KERNELS_WS = "jupyter_server.services.kernels.websocket"
 _CONTENTS = "jupyter_server.services.contents.handlers.ContentsHandler"
 _ROOM_SESSION = "jupyter_server_ydoc.handlers.DocSessionHandler"
+_ROOM_SOCKET = "jupyter_server_ydoc.handlers.YDocWebSocketHandler"
 #: HTTP status of a held write's refusals (everything else a write is refused with: 409).
 _WRITE_STATUS = {
     errors.ApprovalTooManyPending.code: 429,
@@ -89,6 +91,8 @@ class AgentGate:
             refuse(handler, exc)
         self._hold_write(handler, agent)
         self._untrust_notebook_saves(handler, agent)
+        if agent_routes.handler_name(handler) == _ROOM_SOCKET:
+            screen_room_messages(handler, agent, self.log)
         self._remember_what_it_starts(handler, agent)
         if hasattr(handler, "ws_connection"):
             self._sockets[handler] = agent

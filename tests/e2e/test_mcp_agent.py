@@ -27,6 +27,7 @@ pytestmark = pytest.mark.e2e
 expect.set_options(timeout=20_000)
 
 DRIVER = Path(__file__).with_name("mcp_driver.py")
+YJS_DRIVER = Path(__file__).with_name("yjs_driver.py")
 CODE = "print(40 + 2)"
 
 
@@ -200,3 +201,65 @@ def test_mcp_notebook_tools_keep_working_for_the_agent(agent_lab: LabServer, age
     # While running code is still held for the person
     ran = agent.call("execute_code", code="x * 21")
     assert "APPROVAL_PENDING: nothing ran" in ran["all_text"]
+
+
+def yjs_change(server: LabServer, token: str, path: str, change: str) -> dict[str, Any]:
+    """Make one change as a Yjs client of the notebook's room (tests/e2e/yjs_driver.py)."""
+    done = subprocess.run(
+        [agent_python(), str(YJS_DRIVER), server.base_url, token, path, change],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_an_agent_cannot_trust_a_script_output_through_a_collaboration_room(
+    agent_lab: LabServer, page: Page
+):
+    # Given the person's notebook, open in their browser
+    registry = AgentRegistry(registry_path(agent_lab.state_dir))
+    _, token = registry.add("yjs")
+    path = agent_lab.root / "shared.ipynb"
+    kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    cell = {
+        "cell_type": "code",
+        "id": "c1",
+        "metadata": {},
+        "source": "x = 1",
+        "outputs": [],
+        "execution_count": None,
+    }
+    path.write_text(
+        json.dumps(
+            {
+                "cells": [cell],
+                "metadata": {"kernelspec": kernelspec},
+                "nbformat": 4,
+                "nbformat_minor": 5,
+            }
+        )
+    )
+    try:
+        page.goto(agent_lab.url("lab/tree/shared.ipynb"))
+        expect(page.locator(".jp-Notebook .jp-Notebook-cell").first).to_be_visible()
+        # When an agent edits a cell's source through the room, that passes
+        assert yjs_change(agent_lab, token, "shared.ipynb", "source") == {
+            "closed": False,
+            "code": None,
+        }
+        expect(page.locator(".jp-Notebook .jp-Notebook-cell").first).to_contain_text(
+            "edited by the agent"
+        )
+        # When it trusts the cell and gives it an HTML output with a script
+        refused = yjs_change(agent_lab, token, "shared.ipynb", "trusted-script")
+        # Then the server drops that update and closes the agent's socket
+        assert refused == {"closed": True, "code": 4003}
+        # And the script never ran in the person's page, where no such output appears
+        page.wait_for_timeout(1500)
+        assert page.evaluate("() => window.__jpaAgentScriptRan") is None
+        expect(page.locator(".jp-Notebook .jp-OutputArea-output")).to_have_count(0)
+    finally:
+        registry.remove("yjs")

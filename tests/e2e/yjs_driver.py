@@ -1,0 +1,92 @@
+"""A Yjs client of a notebook's collaboration room, as an agent: one scripted change, one answer.
+
+Run by the agent virtualenv's Python (pycrdt and websockets come with jupyter-collaboration).
+Arguments: server URL, token, notebook path, and the change to make: ``source`` (edit the first
+cell's source) or ``trusted-script`` (trust the first cell and give it an HTML output with a
+script). Prints one JSON line: ``{"closed": bool, "code": int | None}`` — whether the server
+closed the socket within three seconds of the change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import urllib.request
+
+from pycrdt import (
+    Array,
+    Doc,
+    Map,
+    Text,
+    create_sync_message,
+    create_update_message,
+    handle_sync_message,
+)
+from websockets.asyncio.client import connect
+
+SCRIPT = "<script>window.__jpaAgentScriptRan = 1</script>"
+
+
+def open_session(url: str, token: str, path: str) -> dict:
+    request = urllib.request.Request(
+        f"{url}/api/collaboration/session/{path}",
+        data=json.dumps({"format": "json", "type": "notebook"}).encode(),
+        method="PUT",
+        headers={"Authorization": f"token {token}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())
+
+
+async def main(url: str, token: str, path: str, change: str) -> None:
+    session = open_session(url, token, path)
+    room = f"{session['format']}:{session['type']}:{session['fileId']}"
+    ws_url = (
+        url.replace("http", "ws", 1)
+        + f"/api/collaboration/room/{room}?sessionId={session['sessionId']}&token={token}"
+    )
+    doc = Doc()
+    async with connect(ws_url) as socket:
+        await socket.send(create_sync_message(doc))
+        synced = False
+        while not synced:
+            message = await asyncio.wait_for(socket.recv(), 10)
+            if message[0] == 0:  # sync
+                reply = handle_sync_message(message[1:], doc)
+                if reply is not None:
+                    await socket.send(reply)
+                synced = message[1] == 1  # the server's step 2: the document as it is
+        updates: list[bytes] = []
+        subscription = doc.observe(lambda event: updates.append(event.update))
+        cell = doc.get("cells", type=Array)[0]
+        with doc.transaction():
+            if change == "source":
+                source = cell["source"]
+                if isinstance(source, Text):
+                    source += "\n# edited by the agent"
+            else:
+                cell["metadata"]["trusted"] = True
+                cell["outputs"].append(
+                    Map(
+                        {
+                            "output_type": "display_data",
+                            "data": Map({"text/html": SCRIPT}),
+                            "metadata": Map({}),
+                        }
+                    )
+                )
+        doc.unobserve(subscription)
+        for update in updates:
+            await socket.send(create_update_message(update))
+        try:
+            while True:
+                await asyncio.wait_for(socket.recv(), 3)
+        except asyncio.TimeoutError:
+            print(json.dumps({"closed": False, "code": None}), flush=True)
+        except Exception:
+            print(json.dumps({"closed": True, "code": socket.close_code}), flush=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(main(*sys.argv[1:5]))
