@@ -80,6 +80,7 @@ bench: setup
 	$(BIN)/python benchmarks/bench_table_diff.py
 	$(BIN)/python benchmarks/bench_table_write.py
 	$(BIN)/python benchmarks/bench_agent_gate.py
+	$(BIN)/python benchmarks/bench_held_write.py
 
 clean:
 	rm -rf $(VENV) $(AGENT_VENV) build dist *.egg-info

@@ -26,11 +26,14 @@ from typing import Any
 from ..core import errors
 from ..core.fingerprint import fingerprint
 from ..ops._preview import Deadline, PreviewText, size_text
-from ..ops.diff import MAX_DIFF_BYTES, add_diff_preview, is_binary
+from ..ops.diff import add_diff_preview, is_binary
 from ..ops.file_tree import add_listing, describe, scan, tree_state
 from .agent_routes import json_body
 
 _CONTENTS = "jupyter_server.services.contents.handlers"
+#: Held writes are diffed up to this size, above the ready operations' MAX_DIFF_BYTES: the
+#: server already holds the whole request body in memory, and the diff is what a person reads.
+MAX_HELD_DIFF_BYTES = 256 << 20
 
 
 @dataclass(frozen=True)
@@ -78,12 +81,12 @@ def _write_preview(api_path: str, target: Path, new: bytes) -> tuple[str, str]:
     if exists:
         try:
             size = target.stat().st_size
-            old = target.read_bytes() if size <= MAX_DIFF_BYTES else b""
+            old = target.read_bytes() if size <= MAX_HELD_DIFF_BYTES else b""
         except OSError:
             size = 0
         preview.add(f"Size: {size_text(size)} -> {size_text(len(new))}")
-        if size > MAX_DIFF_BYTES or len(new) > MAX_DIFF_BYTES:
-            preview.note(f"Not diffed: content over {size_text(MAX_DIFF_BYTES)}.")
+        if size > MAX_HELD_DIFF_BYTES or len(new) > MAX_HELD_DIFF_BYTES:
+            preview.note(f"Not diffed: content over {size_text(MAX_HELD_DIFF_BYTES)}.")
             return summary, preview.render()
     if is_binary(old) or is_binary(new):
         preview.add(f"sha256: -> {hashlib.sha256(new).hexdigest()[:12]}")

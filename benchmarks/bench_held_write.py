@@ -1,0 +1,81 @@
+"""How fast a person gets the preview of an agent's held write, against git, in one run.
+
+    python benchmarks/bench_held_write.py [--lines 2830000] [--changed 0.01] [--repeat 3]
+
+Two CSV files of about 100 MB (LINES lines, CHANGED of them edited; generated as in
+bench_diff.py, in a temporary directory removed afterwards). Timed on the same pair:
+
+- ours: everything the server does before it answers the agent's ``PUT`` of the new file
+  with 409 and lists the request (``held_write``: read the JSON body, read the current file,
+  line diff and preview, fingerprint of the request and of the file's state);
+- git: ``git diff --no-index`` of the two files, writing the whole patch (to /dev/null).
+
+Target: ours <= 2x git's time. Best of --repeat. Reports; never gates (exits 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_diff import make_files  # noqa: E402
+
+from jupyter_approvals.server.held_files import held_write  # noqa: E402
+
+TARGET_VS_GIT = 2.0
+PUT = "jupyter_server.services.contents.handlers.ContentsHandler"
+
+
+def best(run, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lines", type=int, default=2_830_000)
+    parser.add_argument("--changed", type=float, default=0.01)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        old, new = make_files(root, args.lines, args.changed)
+        body = json.dumps({"type": "file", "format": "text", "content": new.read_text()}).encode()
+        size = old.stat().st_size
+
+        def ours() -> None:
+            write = held_write(PUT, "PUT", {"path": old.name}, body, root, "bench")
+            if write is None or "Changes:" not in write.preview:
+                raise SystemExit("the held write produced no diff preview")
+
+        def git() -> None:
+            subprocess.run(
+                ["git", "diff", "--no-index", "--no-color", str(old), str(new)],
+                stdout=subprocess.DEVNULL,
+                check=False,
+            )
+
+        ours_s, git_s = best(ours, args.repeat), best(git, args.repeat)
+        ratio = ours_s / git_s
+        print(f"files: {size / 1e6:.1f} MB, {args.lines:,} lines, {args.changed:.0%} changed")
+        print(f"held write, preview ready: {ours_s:.2f} s")
+        print(f"git diff --no-index: {git_s:.2f} s")
+        verdict = "PASS" if ratio <= TARGET_VS_GIT else "FAIL"
+        print(f"ratio: {ratio:.2f}x (target <= {TARGET_VS_GIT:g}x) {verdict}")
+
+
+if __name__ == "__main__":
+    main()
