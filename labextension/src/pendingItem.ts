@@ -201,6 +201,11 @@ export class PendingItem {
 
   private _renderOrigin(): void {
     const { notebook_path: path, cell_id: cellId, username } = this._item;
+    // A write the server holds for an agent comes from no notebook: say nothing rather than
+    // "unknown notebook".
+    const noNotebook = !path && this._item.held_at === 'server';
+    this._from.hidden = noNotebook;
+    this._path.hidden = noNotebook;
     setText(this._path, path || 'unknown notebook');
     const openable = isOpenable(path);
     this._path.classList.toggle('jpa-mod-link', openable);
@@ -213,7 +218,7 @@ export class PendingItem {
         ? 'Outside the server root: cannot be opened here'
         : '';
     if (!this._path.parentNode) {
-      this._origin.append(this._agent, 'from ', this._path, this._user);
+      this._origin.append(this._agent, this._from, this._path, this._user);
     }
     const agent = this._item.agent;
     setText(this._agent, agent ? `requested by agent ${agent} ` : '');
@@ -232,6 +237,7 @@ export class PendingItem {
   private _path = el('button', 'jpa-Sidebar-path', 'jpa-sidebar-open-cell');
   private _user = el('span', 'jpa-Sidebar-user');
   private _agent = el('span', 'jpa-Sidebar-agent', 'jpa-sidebar-agent');
+  private _from = Object.assign(el('span', ''), { textContent: 'from ' });
   private _functionRow = el('div', 'jpa-Sidebar-meta');
   private _fingerprint = el('code', 'jpa-Sidebar-fingerprint', 'jpa-sidebar-fingerprint');
   private _function = el('code', 'jpa-Sidebar-function', 'jpa-sidebar-function');

@@ -60,6 +60,11 @@ def test_one_click_pauses_an_agent_and_resume_lets_it_in_again(lab_server: LabSe
     group = sidebar.panel.locator('[data-testid="jpa-sidebar-group"][data-agent="writer"]')
     expect(group).to_contain_text("Requested by agent writer (3)")
     expect(sidebar.items).to_have_count(3)
+    # Each says which agent asked, and (a write comes from no notebook) names no notebook
+    first = sidebar.items.first
+    expect(sidebar.part(first, "agent")).to_have_text("requested by agent writer")
+    expect(sidebar.part(first, "open-cell")).to_be_hidden()
+    assert "unknown notebook" not in first.inner_text()
     save_screenshot(page, "sidebar-agent-group")
 
     # When the person presses Pause on that group
