@@ -17,7 +17,7 @@ from ..core import errors
 from ..core.fingerprint import fingerprint, short_fingerprint
 from ..core.journal import Journal
 from ..core.model import Lease, Origin, RequestInfo
-from ..core.policy import Clock, Limits
+from ..core.policy import Clock, Limits, enforced
 from ..core.project import ensure_outside_project, project_root_for
 from ..core.store import ApprovalStore
 from ..core.visible import make_visible
@@ -57,7 +57,7 @@ class CodeHold:
     ) -> None:
         self._limits = limits
         self._clock = clock
-        self.limits = ApprovalStore(limits, clock).limits
+        self.limits = enforced(limits)
         self._state_dir = state_dir
         self._server_root = server_root
         self._journals: dict[Path, Journal] = {}
