@@ -298,3 +298,27 @@ async def test_an_agent_cannot_take_over_a_persons_session_or_kernel_through_its
         assert status == 200
     finally:
         await call(jp_fetch, "api", "sessions", persons["id"], method="DELETE")
+
+
+async def test_an_agent_reads_what_its_client_needs(jp_fetch, agent_token):
+    # Given an agent token, when it asks for what an agent client reads to get going
+    for parts in (
+        ("api",),
+        ("api", "status"),
+        ("api", "kernelspecs"),
+        ("api", "kernelspecs", "python3"),
+        ("api", "contents"),
+        ("api", "sessions"),
+        ("api", "kernels"),
+    ):
+        status, headers, _ = await call(jp_fetch, *parts, token=agent_token)
+        # Then each answers as for anyone, and never with a login cookie
+        assert status == 200, parts
+        assert not any(k.lower() == "set-cookie" for k in headers), parts
+    # And a kernelspec's resources pass the gate (this test kernel has no logo: the server's
+    # own 404, not the gate's coded 403)
+    status, _, body = await call(
+        jp_fetch, "kernelspecs", "python3", "logo-64x64.png", token=agent_token
+    )
+    assert status in (200, 404)
+    assert not (isinstance(body, dict) and body.get("code"))
