@@ -6,7 +6,8 @@ an agent sends on a room websocket (jupyter-collaboration) is first applied to a
 room's document: if afterwards a cell is trusted and has rich output (anything but plain text
 and images) that it did not have trusted before, the update is dropped and the agent's socket
 closed. Everything else an agent client does in a room (insert, edit, delete cells, write the
-outputs of code the person approved) passes unchanged.
+outputs of code the person approved) passes; the cells it inserts are then marked
+``metadata.jupyter_approvals.inserted_by = "agent NAME"`` in the shared document.
 
 pycrdt is imported when a room message is screened: it comes with jupyter-collaboration, which
 is the only way rooms exist.
@@ -14,11 +15,16 @@ is the only way rooms exist.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
+from .agent_notebooks import METADATA_KEY
+
 #: Output data an untrusted page shows as is; anything else is rich content.
 PLAIN_MIME_TYPES = frozenset({"text/plain", "image/png", "image/jpeg", "image/gif"})
+#: Marking tasks in flight (kept referenced until they end).
+_marking: set[asyncio.Future[None]] = set()
 #: y-websocket: message type SYNC, and its sub-types that carry document updates.
 _SYNC, _SYNC_STEP2, _SYNC_UPDATE = 0, 1, 2
 
@@ -56,8 +62,21 @@ def update_of(message: bytes) -> bytes | None:
     return bytes(read_message(message[2:]))
 
 
-def makes_trusted_rich_output(room_doc: Any, update: bytes) -> bool:
-    """Whether ``update`` would leave a trusted cell with rich output it did not have trusted."""
+def _cell_ids(doc: Any) -> set[str]:
+    from pycrdt import Array
+
+    return {
+        cell["id"]
+        for cell in doc.get("cells", type=Array).to_py() or []
+        if isinstance(cell, dict) and isinstance(cell.get("id"), str)
+    }
+
+
+def screen_update(room_doc: Any, update: bytes) -> tuple[bool, set[str]]:
+    """Apply ``update`` to a copy of the room's document: (refused, ids of cells it adds).
+
+    Refused when it would leave a trusted cell with rich output it did not have trusted.
+    """
     from pycrdt import Doc
 
     before = _trusted_rich_cells(room_doc)
@@ -65,7 +84,32 @@ def makes_trusted_rich_output(room_doc: Any, update: bytes) -> bool:
     scratch.apply_update(room_doc.get_update())
     scratch.apply_update(update)
     after = _trusted_rich_cells(scratch)
-    return any(before.get(cell) != outputs for cell, outputs in after.items())
+    refused = any(before.get(cell) != outputs for cell, outputs in after.items())
+    return refused, _cell_ids(scratch) - _cell_ids(room_doc)
+
+
+async def mark_inserted_cells(room_doc: Any, cell_ids: set[str], agent: str) -> None:
+    """Mark the cells an agent added as its own, once the room has applied its update.
+
+    The room applies client messages from a queue of its own, so the cells appear a moment
+    after the message was handed on; the mark, written into the shared document, reaches every
+    client of the room and the saved notebook.
+    """
+    from pycrdt import Array, Map
+
+    remaining = set(cell_ids)
+    for _ in range(50):  # up to about 5 s
+        cells = room_doc.get("cells", type=Array)
+        with room_doc.transaction():
+            for cell in cells:
+                cell_id = cell.get("id") if isinstance(cell, Map) else None
+                if cell_id in remaining and isinstance(cell.get("metadata"), Map):
+                    # A plain value, as JupyterLab stores metadata (it reads it as JSON).
+                    cell["metadata"][METADATA_KEY] = {"inserted_by": f"agent {agent}"}
+                    remaining.discard(cell_id)
+        if not remaining:
+            return
+        await asyncio.sleep(0.1)
 
 
 def screen_room_messages(handler: Any, agent: str, log: Any) -> None:
@@ -76,9 +120,10 @@ def screen_room_messages(handler: Any, agent: str, log: Any) -> None:
         room = getattr(handler, "room", None)
         doc = getattr(room, "ydoc", None)
         update = update_of(message) if isinstance(message, bytes) and doc is not None else None
+        added: set[str] = set()
         if update is not None:
             try:
-                refused = makes_trusted_rich_output(doc, update)
+                refused, added = screen_update(doc, update)
             except Exception:  # an update we cannot read is not one we let through
                 refused = True
             if refused:
@@ -89,6 +134,11 @@ def screen_room_messages(handler: Any, agent: str, log: Any) -> None:
                 )
                 handler.close(4003, "APPROVAL_AGENT_FORBIDDEN: agents may not trust outputs")
                 return None
-        return await original(message)
+        result = await original(message)
+        if added:
+            task = asyncio.ensure_future(mark_inserted_cells(doc, added, agent))
+            _marking.add(task)
+            task.add_done_callback(_marking.discard)
+        return result
 
     handler.on_message = on_message

@@ -11,9 +11,15 @@ const METADATA_KEY = 'jupyter_approvals';
 
 interface ICellLike {
   node: HTMLElement;
-  model: { getMetadata(key: string): unknown };
+  model: {
+    getMetadata(key: string): unknown;
+    metadataChanged: { connect(slot: () => void): boolean };
+  };
   toggleClass(name: string, force?: boolean): boolean;
 }
+
+/** Cells whose metadata changes are already followed. */
+const followed = new WeakSet<object>();
 
 /** Who inserted the cell, from its metadata ('' for the person's own cells). */
 export function insertedBy(metadata: unknown): string {
@@ -40,12 +46,23 @@ function mark(cell: ICellLike): void {
 
 function watch(panel: NotebookPanel): void {
   const refresh = (): void => {
-    for (const cell of panel.content.widgets) {
-      mark(cell as unknown as ICellLike);
+    for (const widget of panel.content.widgets) {
+      const cell = widget as unknown as ICellLike;
+      mark(cell);
+      // The server marks cells an agent inserts through a room a moment after they appear.
+      if (!followed.has(cell.model)) {
+        followed.add(cell.model);
+        cell.model.metadataChanged.connect(() => mark(cell));
+      }
     }
   };
-  void panel.context.ready.then(refresh);
-  panel.content.modelContentChanged.connect(refresh);
+  // New cells get their widgets after the model changed: look again once they exist.
+  const soon = (): void => void window.setTimeout(refresh, 0);
+  void panel.context.ready.then(() => {
+    refresh();
+    panel.content.model?.cells.changed.connect(soon);
+  });
+  panel.content.modelContentChanged.connect(soon);
 }
 
 /** Label agent-inserted cells in every notebook the tracker knows, now and later. */

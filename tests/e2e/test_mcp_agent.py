@@ -250,9 +250,13 @@ def test_an_agent_cannot_trust_a_script_output_through_a_collaboration_room(
             "closed": False,
             "code": None,
         }
-        expect(page.locator(".jp-Notebook .jp-Notebook-cell").first).to_contain_text(
-            "edited by the agent"
-        )
+        cells = page.locator(".jp-Notebook .jp-Notebook-cell")
+        expect(cells.first).to_contain_text("edited by the agent")
+        # When it inserts a cell through the room, the cell is marked as the agent's
+        assert yjs_change(agent_lab, token, "shared.ipynb", "insert-cell")["closed"] is False
+        expect(cells).to_have_count(2)
+        expect(cells.nth(1)).to_have_attribute("data-jpa-inserted-by", "agent yjs")
+        expect(cells.first).not_to_have_attribute("data-jpa-inserted-by", "agent yjs")
         # When it trusts the cell and gives it an HTML output with a script
         refused = yjs_change(agent_lab, token, "shared.ipynb", "trusted-script")
         # Then the server drops that update and closes the agent's socket

@@ -2,9 +2,10 @@
 
 Run by the agent virtualenv's Python (pycrdt and websockets come with jupyter-collaboration).
 Arguments: server URL, token, notebook path, and the change to make: ``source`` (edit the first
-cell's source) or ``trusted-script`` (trust the first cell and give it an HTML output with a
-script). Prints one JSON line: ``{"closed": bool, "code": int | None}`` — whether the server
-closed the socket within three seconds of the change.
+cell's source), ``insert-cell`` (append a code cell) or ``trusted-script`` (trust the first
+cell and give it an HTML output with a script). Prints one JSON line,
+``{"closed": bool, "code": int | None}``: whether the server closed the socket within three
+seconds of the change.
 """
 
 from __future__ import annotations
@@ -61,7 +62,20 @@ async def main(url: str, token: str, path: str, change: str) -> None:
         subscription = doc.observe(lambda event: updates.append(event.update))
         cell = doc.get("cells", type=Array)[0]
         with doc.transaction():
-            if change == "source":
+            if change == "insert-cell":
+                doc.get("cells", type=Array).append(
+                    Map(
+                        {
+                            "id": "agent-cell",
+                            "cell_type": "code",
+                            "source": Text("y = 2"),
+                            "metadata": Map({}),
+                            "outputs": Array([]),
+                            "execution_count": None,
+                        }
+                    )
+                )
+            elif change == "source":
                 source = cell["source"]
                 if isinstance(source, Text):
                     source += "\n# edited by the agent"
