@@ -201,7 +201,7 @@ class AgentGate:
         if agent_routes.handler_name(handler) != _CONTENTS or handler.request.method != "PUT":
             return
         api_path = str(handler.path_kwargs.get("path") or "").strip("/")
-        on_disk = self.server_root.joinpath(*[p for p in api_path.split("/") if p])
+        on_disk = agent_routes.os_path(self.server_root, api_path)
         body = untrusted_notebook_body(handler.request.body, agent, on_disk)
         if body is not None:
             handler.request.body = body

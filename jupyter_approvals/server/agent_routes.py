@@ -127,6 +127,12 @@ def request_paths(handler: web.RequestHandler) -> list[str]:
     return paths
 
 
+def os_path(root: Path, api_path: str) -> Path:
+    """Where a contents API path lives below ``root``, split as jupyter_server splits it
+    (on ``/`` only)."""
+    return root.joinpath(*[p for p in api_path.split("/") if p])
+
+
 def secret_path_reason(api_path: str, root: Path, secret_dirs: Iterable[Path]) -> str | None:
     """Why an agent may not touch ``api_path`` below ``root``, or None if it may.
 

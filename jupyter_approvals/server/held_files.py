@@ -28,7 +28,7 @@ from ..core.fingerprint import fingerprint
 from ..ops._preview import Deadline, PreviewText, size_text
 from ..ops.diff import add_diff_preview, is_binary
 from ..ops.file_tree import add_listing, describe, scan, tree_state
-from .agent_routes import json_body
+from .agent_routes import json_body, os_path
 
 _CONTENTS = "jupyter_server.services.contents.handlers"
 #: Held writes are diffed up to this size, above the ready operations' MAX_DIFF_BYTES: the
@@ -45,10 +45,6 @@ class HeldWrite:
     preview: str
     fingerprint: str
     slot: str
-
-
-def _os_path(root: Path, api_path: str) -> Path:
-    return root.joinpath(*[p for p in api_path.replace("\\", "/").split("/") if p])
 
 
 def _new_bytes(model: dict[str, Any]) -> bytes | None:
@@ -115,7 +111,7 @@ def held_write(
 ) -> HeldWrite | None:
     """The held form of an agent's contents request, or None when it is not held."""
     api_path = str(path_kwargs.get("path") or "").strip("/")
-    target = _os_path(root, api_path)
+    target = os_path(root, api_path)
     model = json_body(raw_body)  # admit() refused bodies that do not parse
     request: dict[str, Any] = {"method": method, "path": api_path}
     state: dict[str, Any] = {"target": _state(target)}
@@ -140,13 +136,13 @@ def held_write(
         action = "file.move"
         summary, preview = _tree_preview("Rename", api_path, target, f" to {destination}")
         request["to"] = destination
-        state["destination"] = _state(_os_path(root, destination))
+        state["destination"] = _state(os_path(root, destination))
     elif handler_name == f"{_CONTENTS}.ContentsHandler" and method == "POST":
         source = model.get("copy_from")
         if not isinstance(source, str):
             return None  # a new untitled file, folder or notebook
         action = "file.copy"
-        source_path = _os_path(root, source)
+        source_path = os_path(root, source)
         summary, preview = _tree_preview(
             "Copy", source.strip("/"), source_path, f" into {api_path or '/'}"
         )
