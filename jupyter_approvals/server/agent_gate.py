@@ -28,6 +28,7 @@ from .agent_notebooks import untrusted_notebook_body
 from .agent_rooms import screen_room_messages
 from .held_code import CodeHold
 from .held_files import held_write, pending_write_error
+from .held_room_edits import room_kind
 from .kernel_screen import KernelScreen
 
 _KERNELS = "jupyter_server.services.kernels.handlers"
@@ -92,7 +93,7 @@ class AgentGate:
         self._hold_write(handler, agent)
         self._untrust_notebook_saves(handler, agent)
         if agent_routes.handler_name(handler) == _ROOM_SOCKET:
-            screen_room_messages(handler, agent, self.log)
+            screen_room_messages(handler, agent, self.log, self.hold)
         self._remember_what_it_starts(handler, agent)
         if hasattr(handler, "ws_connection"):
             self._sockets[handler] = agent
@@ -152,19 +153,26 @@ class AgentGate:
             )
 
     def _check_unscreened_room(self, handler: web.RequestHandler) -> None:
-        # A room saves what is typed into it through the contents manager, inside the server:
-        # for files other than notebooks that would be an unheld write.
-        if agent_routes.handler_name(handler) != _ROOM_SESSION or handler.request.method != "PUT":
+        # A room saves what is typed into it through the contents manager, inside the server.
+        # Notebook rooms are screened and text rooms held (.agent_rooms); a room of another
+        # kind (a binary file's, say) would be an unheld write.
+        name = agent_routes.handler_name(handler)
+        if name == _ROOM_SESSION and handler.request.method == "PUT":
+            try:
+                body = agent_routes.json_body(handler.request.body)
+            except (ValueError, UnicodeDecodeError):
+                body = {}
+            kind = room_kind(f"{body.get('format')}:{body.get('type')}:")
+        elif name == _ROOM_SOCKET:
+            kind = room_kind(str(handler.request.path).rsplit("/", 1)[-1])
+            kind = "notebook" if kind == "transient" else kind  # nothing is saved from those
+        else:
             return
-        try:
-            kind = agent_routes.json_body(handler.request.body).get("type")
-        except (ValueError, UnicodeDecodeError):
-            kind = None
-        if kind != "notebook":
+        if kind not in ("notebook", "text"):
             raise agent_routes.forbidden(
-                "Agents may open collaboration rooms only for notebooks: edits of other files "
-                "through a room are not held for a person yet. Write the file through the "
-                "contents API, where the write is held with a diff. Nothing was done.",
+                "Agents may open collaboration rooms for notebooks and for text files only "
+                "(a text file's edits are held for a person). Write other files through the "
+                "contents API, where the write is held. Nothing was done.",
             )
 
     def _hold_write(self, handler: web.RequestHandler, agent: str) -> None:
@@ -262,26 +270,31 @@ class AgentGate:
         if isinstance(started, str) and started not in kernels_before:
             self.kernels_started[started] = agent
 
-    def sweep(self) -> None:
-        """End held requests whose time is up; apply pauses; close sockets of agents gone."""
+    def sweep(self) -> list[str]:
+        """End held requests whose time is up; apply pauses; close sockets of agents gone.
+
+        Returns the agents paused since the last look (their kernel requests are the caller's).
+        """
         self.hold.sweep()
-        self.apply_pauses()
+        paused = self.apply_pauses()
         for handler, agent in list(self._sockets.items()):
             if not self.registry.is_active(agent):
                 self.log.info("jupyter-approvals: closing a socket of agent %s", agent)
                 self._sockets.pop(handler, None)
                 with contextlib.suppress(Exception):  # already closed
                     handler.close(4003, f"agent {agent} was removed or paused")
+        return paused
 
-    def apply_pauses(self, by: str | None = None) -> None:
+    def apply_pauses(self, by: str | None = None) -> list[str]:
         """Reject the held requests of agents paused since the last look; journal each change.
 
         ``by`` names the person who paused or resumed from the sidebar (None: the CLI).
+        Returns the agents newly paused.
         """
         try:
             records = self.registry.records()
         except errors.ApprovalError:
-            return  # an unreadable registry already refuses every agent token
+            return []  # an unreadable registry already refuses every agent token
         paused = {name for name, record in records.items() if record.paused}
         for agent in sorted(paused - self._paused):
             rejected = self.hold.pause(agent, by)
@@ -290,7 +303,9 @@ class AgentGate:
             )
         for agent in sorted(self._paused - paused):
             self.hold.journal_agent("agent_resumed", agent, by)
+        newly = sorted(paused - self._paused)
         self._paused = paused
+        return newly
 
     def open_sockets(self, agent: str) -> int:
         """How many websockets of ``agent`` are open (for tests and the doctor)."""

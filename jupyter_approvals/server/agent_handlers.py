@@ -13,6 +13,7 @@ from tornado import web
 
 from ..core import errors
 from .agent_identity import username_of
+from .agent_pause import reject_in_kernels
 from .handlers import ApprovalsHandler
 
 
@@ -46,7 +47,8 @@ class AgentPauseHandler(ApprovalsHandler):
     @web.authenticated
     @authorized
     async def post(self, name: str, action: str) -> None:
-        """Pause (reject its held requests, close its sockets, refuse its token) or resume."""
+        """Pause (reject its requests, held or in kernels; close its sockets; refuse its token)
+        or resume."""
         if self.refuse_decider():
             return
         try:
@@ -54,6 +56,8 @@ class AgentPauseHandler(ApprovalsHandler):
         except errors.ApprovalError as exc:
             self.refuse(exc, name=name)
             return
-        self.gate.apply_pauses(by=username_of(self.current_user))
+        person = username_of(self.current_user)
+        for agent in self.gate.apply_pauses(by=person):
+            await reject_in_kernels(self.links, agent, person, channel="sidebar")
         self.gate.sweep()
         self.reply({"ok": True, "code": None, "message": "", **record.public()})

@@ -1,4 +1,8 @@
-"""An agent's edits of a notebook through a collaboration room cannot make an output trusted.
+"""What an agent's updates to a collaboration room may do.
+
+A text file's room: every change of the text is held for a person (:mod:`.held_room_edits`).
+A room of any other file that is not a notebook: refused. A notebook's room: edits pass, but
+they cannot make an output trusted.
 
 JupyterLab takes a cell's ``trusted`` from the room's shared document, and runs the script of a
 trusted output in the person's page, where script can press Approve. So every document update
@@ -16,17 +20,27 @@ is the only way rooms exist.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from typing import Any
 
+from ..core import errors
+from ..core.model import Lease
+from . import held_room_edits
 from .agent_notebooks import METADATA_KEY
+from .held_code import CodeHold
+from .held_files import pending_write_error
 
 #: Output data an untrusted page shows as is; anything else is rich content.
 PLAIN_MIME_TYPES = frozenset({"text/plain", "image/png", "image/jpeg", "image/gif"})
 #: Marking tasks in flight (kept referenced until they end).
 _marking: set[asyncio.Future[None]] = set()
-#: y-websocket: message type SYNC, and its sub-types that carry document updates.
+#: y-websocket: message type SYNC, and its sub-types that carry document updates;
+#: jupyter-collaboration's RAW messages (JSON text).
 _SYNC, _SYNC_STEP2, _SYNC_UPDATE = 0, 1, 2
+_RAW = 2
+#: Close codes of an agent's room socket: a forbidden update, and a held or refused edit.
+CLOSE_FORBIDDEN, CLOSE_HELD = 4003, 4009
 
 
 def _rich(outputs: Any) -> bool:
@@ -80,7 +94,7 @@ def screen_update(room_doc: Any, update: bytes) -> tuple[bool, set[str]]:
     from pycrdt import Doc
 
     before = _trusted_rich_cells(room_doc)
-    scratch = Doc()
+    scratch: Any = Doc()
     scratch.apply_update(room_doc.get_update())
     scratch.apply_update(update)
     after = _trusted_rich_cells(scratch)
@@ -112,28 +126,61 @@ async def mark_inserted_cells(room_doc: Any, cell_ids: set[str], agent: str) -> 
         await asyncio.sleep(0.1)
 
 
-def screen_room_messages(handler: Any, agent: str, log: Any) -> None:
+def raw_message(payload: dict[str, Any]) -> bytes:
+    """A jupyter-collaboration RAW message (type 2) carrying ``payload`` as JSON text."""
+    from pycrdt import Encoder
+
+    encoder = Encoder()
+    encoder.write_var_uint(_RAW)
+    encoder.write_var_string(json.dumps(payload))
+    return bytes(encoder.to_bytes())
+
+
+def tell_and_close(handler: Any, error: errors.ApprovalError, close_code: int) -> None:
+    """Tell the agent's client why its update did not reach the room, then close the socket.
+
+    The RAW message carries what a contents call would answer (``code``, ``message``, the
+    request id and fingerprint of a held edit); the close reason starts with the code.
+    """
+    payload = {"type": "jupyter_approvals", "ok": False, "code": error.code}
+    payload.update(message=error.message, **error.details)
+    with contextlib.suppress(Exception):  # a client already gone
+        handler.write_message(raw_message(payload), binary=True)
+    request_id = error.details.get("request_id")
+    reason = f"{error.code} request {request_id}" if request_id else error.code
+    handler.close(close_code, reason)
+
+
+def screen_room_messages(handler: Any, agent: str, log: Any, hold: CodeHold) -> None:
     """Put the screen in front of this room websocket's message handler (an agent's)."""
+    kind = held_room_edits.room_kind(str(handler.request.path).rsplit("/", 1)[-1])
     original = handler.on_message
 
     async def on_message(message: Any) -> Any:
         room = getattr(handler, "room", None)
         doc = getattr(room, "ydoc", None)
         update = update_of(message) if isinstance(message, bytes) and doc is not None else None
+        if update is None or kind == "transient":
+            return await original(message)
+        if kind == "text":
+            return await _held_text_edit(handler, original, message, update, agent, hold, log)
+        if kind != "notebook":
+            log.warning("jupyter-approvals refused agent %s: a room agents may not edit", agent)
+            handler.close(CLOSE_FORBIDDEN, "APPROVAL_AGENT_FORBIDDEN: not a room agents may edit")
+            return None
         added: set[str] = set()
-        if update is not None:
-            try:
-                refused, added = screen_update(doc, update)
-            except Exception:  # an update we cannot read is not one we let through
-                refused = True
-            if refused:
-                log.warning(
-                    "jupyter-approvals refused agent %s: a room update would make an output "
-                    "trusted; the socket is closed",
-                    agent,
-                )
-                handler.close(4003, "APPROVAL_AGENT_FORBIDDEN: agents may not trust outputs")
-                return None
+        try:
+            refused, added = screen_update(doc, update)
+        except Exception:  # an update we cannot read is not one we let through
+            refused = True
+        if refused:
+            log.warning(
+                "jupyter-approvals refused agent %s: a room update would make an output "
+                "trusted; the socket is closed",
+                agent,
+            )
+            handler.close(CLOSE_FORBIDDEN, "APPROVAL_AGENT_FORBIDDEN: agents may not trust outputs")
+            return None
         result = await original(message)
         if added:
             task = asyncio.ensure_future(mark_inserted_cells(doc, added, agent))
@@ -142,3 +189,48 @@ def screen_room_messages(handler: Any, agent: str, log: Any) -> None:
         return result
 
     handler.on_message = on_message
+
+
+async def _held_text_edit(
+    handler: Any, original: Any, message: bytes, update: bytes, agent: str, hold: CodeHold, log: Any
+) -> Any:
+    """Hand ``update`` to a text file's room only with a person's approval of its change."""
+    room = handler.room
+    api_path = getattr(getattr(room, "_file", None), "path", None)
+    try:
+        if not isinstance(api_path, str):
+            raise errors.ApprovalAgentForbidden(
+                "The gate cannot tell which file this room saves to, so it cannot hold the edit "
+                "for a person. The update was dropped."
+            )
+        try:
+            write = held_room_edits.held_room_edit(room.ydoc, update, api_path, agent)
+        except errors.ApprovalError:
+            raise
+        except Exception:  # an update we cannot read is not one we let through
+            raise errors.ApprovalAgentForbidden(
+                "The gate cannot read this room update. It was dropped."
+            ) from None
+    except errors.ApprovalError as exc:
+        log.warning("jupyter-approvals refused agent %s: %s", agent, exc.message)
+        tell_and_close(handler, exc, CLOSE_FORBIDDEN)
+        return None
+    if write is None:
+        return await original(message)
+    try:
+        outcome = hold.screen_write(write, agent, supersede=True)
+    except errors.ApprovalError as exc:
+        tell_and_close(handler, exc, CLOSE_HELD)
+        return None
+    if not isinstance(outcome, Lease):
+        tell_and_close(
+            handler, pending_write_error(outcome.id, outcome.fingerprint, write.summary), CLOSE_HELD
+        )
+        return None
+    try:
+        result = await original(message)
+    except Exception as exc:
+        hold.ran(outcome, exc)
+        raise
+    hold.ran(outcome)
+    return result

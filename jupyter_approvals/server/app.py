@@ -6,6 +6,7 @@ Enabled on install by ``jupyter-config/server-config/jupyter_approvals.json``; c
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -30,6 +31,7 @@ from .agent_identity import (
     wrap_kernel_connection,
 )
 from .agent_notebooks import never_sign_for_agents
+from .agent_pause import reject_in_kernels
 from .handlers import (
     DecisionHandler,
     DoctorHandler,
@@ -39,7 +41,7 @@ from .handlers import (
 )
 from .held_code import CodeHold
 from .kernel_screen import POLICIES
-from .kernels import KernelLinks
+from .kernels import LINKS_SETTING, KernelLinks
 
 API = "jupyter-approvals/api"
 CONNECTION_SETTING = "kernel_websocket_connection_class"
@@ -100,9 +102,7 @@ class ApprovalsServer(ExtensionApp):
         """Create the kernel links and the agent gate the handlers share."""
         serverapp = self.serverapp
         assert serverapp is not None
-        self.settings["jupyter_approvals.links"] = KernelLinks(
-            serverapp.kernel_manager, self.kernel_timeout
-        )
+        self.settings[LINKS_SETTING] = KernelLinks(serverapp.kernel_manager, self.kernel_timeout)
         root = Path(serverapp.root_dir).expanduser().resolve()
         limits, _ignored = ApprovalsConfig(config=self.config).limits()
         state_dir = default_state_dir(os.environ)
@@ -120,6 +120,7 @@ class ApprovalsServer(ExtensionApp):
         never_sign_for_agents(serverapp.contents_manager, is_agent)
         # These settings are copied over the web app's when this method returns.
         self.keep_gate_in_force(self.settings)
+        self._pausing: set[asyncio.Future[int]] = set()
         self._sweeper = PeriodicCallback(self._sweep, 1000)
         self._sweeper.start()
         if not serverapp.identity_provider.auth_enabled:
@@ -150,7 +151,12 @@ class ApprovalsServer(ExtensionApp):
                 "another extension; the agent gate was wrapped around it again."
             )
         gate: AgentGate = self.settings[GATE_SETTING]
-        gate.sweep()
+        for agent in gate.sweep():  # paused from the CLI
+            task = asyncio.ensure_future(
+                reject_in_kernels(self.settings[LINKS_SETTING], agent, None, channel="server")
+            )
+            self._pausing.add(task)
+            task.add_done_callback(self._pausing.discard)
 
     def _secret_dirs(self, state_dir: Path) -> Iterable[Path]:
         serverapp = self.serverapp
@@ -180,6 +186,6 @@ class ApprovalsServer(ExtensionApp):
         sweeper = getattr(self, "_sweeper", None)
         if sweeper is not None:
             sweeper.stop()
-        links = self.settings.get("jupyter_approvals.links")
+        links = self.settings.get(LINKS_SETTING)
         if links is not None:
             links.close()

@@ -30,7 +30,7 @@ from ..core.policy import Limits
 from ..core.project import default_state_dir, journal_path, project_root_for
 from .agent_identity import GATE_SETTING, is_agent, username_of
 from .gate_checks import gate_checks
-from .kernels import KernelLinks, KernelUnavailable, NoApprovals
+from .kernels import LINKS_SETTING, KernelLinks, KernelUnavailable, NoApprovals
 
 AUTH_RESOURCE = "approvals"
 #: Path of the API below the server's base URL, as items' ``decide_url`` name it.
@@ -67,7 +67,7 @@ class ApprovalsHandler(APIHandler):
     @property
     def links(self) -> KernelLinks:
         """The server's connections to its kernels."""
-        links: KernelLinks = self.settings["jupyter_approvals.links"]
+        links: KernelLinks = self.settings[LINKS_SETTING]
         return links
 
     def reply(self, body: dict[str, Any], status: int = 200) -> None:

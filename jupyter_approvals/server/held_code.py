@@ -16,11 +16,12 @@ from typing import Any
 from ..core import errors
 from ..core.fingerprint import fingerprint, short_fingerprint
 from ..core.journal import Journal
-from ..core.model import Lease, Origin, RequestInfo
+from ..core.model import Lease, Origin, RequestInfo, Status
 from ..core.policy import Clock, Limits, enforced
 from ..core.project import ensure_outside_project, project_root_for
 from ..core.store import ApprovalStore
 from ..core.visible import make_visible
+from .agent_pause import pause_reason
 from .held_files import HeldWrite
 
 ACTION = "kernel.execute"
@@ -65,6 +66,7 @@ class CodeHold:
         # One store per agent: its pending limit is per agent, so a flood from one agent
         # never refuses another's requests.
         self._stores: dict[str, ApprovalStore] = {}
+        self._latest_in_slot: dict[tuple[str, str], str] = {}
 
     def store_for(self, agent: str) -> ApprovalStore:
         """The store of ``agent``'s held requests (made on first use)."""
@@ -144,11 +146,15 @@ class CodeHold:
         )
         return info
 
-    def screen_write(self, write: HeldWrite, agent: str) -> Lease | RequestInfo:
+    def screen_write(
+        self, write: HeldWrite, agent: str, supersede: bool = False
+    ) -> Lease | RequestInfo:
         """A lease to carry out this contents request now, or the pending request it waits as.
 
         Raises like :meth:`screen`, and APPROVAL_FINGERPRINT_MISMATCH when the identical
-        request was approved but its target changed since.
+        request was approved but its target changed since. With ``supersede``, a new request
+        withdraws the one still pending in the same slot (a room edit the agent went on
+        editing: only the latest text can still be applied).
         """
         _, problem = self._project(None)
         if problem is not None:
@@ -157,6 +163,11 @@ class CodeHold:
         claimed = store.claim(write.action, write.fingerprint, slot=write.slot, owner=agent)
         if claimed is not None:
             return claimed
+        earlier = self._latest_in_slot.get((agent, write.slot))
+        if supersede and earlier is not None:
+            stale = store.get(earlier)
+            if stale is not None and stale.status is Status.PENDING:
+                store.withdraw(earlier)
         info, _ = store.open_request(
             action=write.action,
             fingerprint=write.fingerprint,
@@ -166,6 +177,8 @@ class CodeHold:
             slot=write.slot,
             owner=agent,
         )
+        if supersede:
+            self._latest_in_slot[(agent, write.slot)] = info.id
         return info
 
     def ran(self, lease: Lease, error: BaseException | None = None) -> None:
@@ -178,7 +191,7 @@ class CodeHold:
 
     def pause(self, agent: str, by: str | None) -> int:
         """Reject every held request of ``agent`` (paused); return how many there were."""
-        reason = f"agent {agent} was paused" + (f" by {by}" if by else "")
+        reason = pause_reason(agent, by)
         store = self._stores.get(agent)
         ended = store.reject_live(reason, channel="pause") if store is not None else []
         self.journal_agent("agent_paused", agent, by, rejected=len(ended))

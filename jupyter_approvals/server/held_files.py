@@ -68,28 +68,40 @@ def _state(path: Path) -> Any:
 
 
 def _write_preview(api_path: str, target: Path, new: bytes) -> tuple[str, str]:
+    if not target.is_file():
+        return change_preview(api_path, None, 0, new)
+    try:
+        size = target.stat().st_size
+        old = target.read_bytes() if size <= MAX_HELD_DIFF_BYTES else b""
+    except OSError:
+        size, old = 0, b""
+    return change_preview(api_path, old, size, new)
+
+
+def change_preview(
+    api_path: str, old: bytes | None, old_size: int, new: bytes, where: str = "current"
+) -> tuple[str, str]:
+    """(summary, preview) of replacing ``old`` (None: no such file) with ``new``.
+
+    A line diff from the engine ``ops.write_file`` shows; sizes and a digest for binary
+    content or content over :data:`MAX_HELD_DIFF_BYTES` (``old_size`` is the old size then).
+    """
     preview = PreviewText()
-    exists = target.is_file()
-    verb = "Replace" if exists else "Create"
+    verb = "Create" if old is None else "Replace"
     summary = f"{verb} {api_path} ({size_text(len(new))})"
     preview.add(f"{verb} {api_path}")
-    old = b""
-    if exists:
-        try:
-            size = target.stat().st_size
-            old = target.read_bytes() if size <= MAX_HELD_DIFF_BYTES else b""
-        except OSError:
-            size = 0
-        preview.add(f"Size: {size_text(size)} -> {size_text(len(new))}")
-        if size > MAX_HELD_DIFF_BYTES or len(new) > MAX_HELD_DIFF_BYTES:
+    if old is not None:
+        preview.add(f"Size: {size_text(old_size)} -> {size_text(len(new))}")
+        if old_size > MAX_HELD_DIFF_BYTES or len(new) > MAX_HELD_DIFF_BYTES:
             preview.note(f"Not diffed: content over {size_text(MAX_HELD_DIFF_BYTES)}.")
             return summary, preview.render()
-    if is_binary(old) or is_binary(new):
+    before = old or b""
+    if is_binary(before) or is_binary(new):
         preview.add(f"sha256: -> {hashlib.sha256(new).hexdigest()[:12]}")
         preview.note("Binary content (a NUL byte in the first 8 KiB): no line diff shown.")
         return summary, preview.render()
-    fromfile = f"{api_path} (current)" if exists else "/dev/null"
-    add_diff_preview(preview, old, new, fromfile, f"{api_path} (new)", Deadline())
+    fromfile = f"{api_path} ({where})" if old is not None else "/dev/null"
+    add_diff_preview(preview, before, new, fromfile, f"{api_path} (new)", Deadline())
     return summary, preview.render()
 
 

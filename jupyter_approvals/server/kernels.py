@@ -22,6 +22,10 @@ log = logging.getLogger("jupyter_approvals.server")
 TARGET_NAME = "jupyter_approvals"
 
 
+#: Where the web app's settings keep the server's :class:`KernelLinks`.
+LINKS_SETTING = "jupyter_approvals.links"
+
+
 class KernelUnavailable(Exception):
     """The kernel did not answer in time, or stopped."""
 

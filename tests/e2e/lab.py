@@ -143,6 +143,12 @@ class LabServer:
         """Every kernel's pending requests, as the sidebar gets them (``GET pending``)."""
         return list(self.api_json("/jupyter-approvals/api/pending")["pending"])
 
+    def decide_held(self, item: dict[str, Any], decision: str) -> dict[str, Any]:
+        """Decide a request held at the server as the person, over REST (its ``decide_url``)."""
+        body = json.dumps({"decision": decision, "fingerprint": item["fingerprint"]})
+        answer = self.api(f"/{item['decide_url']}", "POST", body.encode())
+        return dict(json.loads(answer))
+
     def shutdown_kernels(self) -> None:
         """End every session and kernel, so the next test sees only its own requests (the
         sidebar lists every running kernel's, and a closed tab leaves its kernel running)."""

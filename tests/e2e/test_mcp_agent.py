@@ -12,6 +12,8 @@ import json
 import os
 import subprocess
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -204,7 +206,7 @@ def test_mcp_notebook_tools_keep_working_for_the_agent(agent_lab: LabServer, age
 
 
 def yjs_change(server: LabServer, token: str, path: str, change: str) -> dict[str, Any]:
-    """Make one change as a Yjs client of the notebook's room (tests/e2e/yjs_driver.py)."""
+    """Make one change as a fresh Yjs client of the file's room (tests/e2e/yjs_driver.py)."""
     done = subprocess.run(
         [agent_python(), str(YJS_DRIVER), server.base_url, token, path, change],
         capture_output=True,
@@ -246,10 +248,7 @@ def test_an_agent_cannot_trust_a_script_output_through_a_collaboration_room(
         page.goto(agent_lab.url("lab/tree/shared.ipynb"))
         expect(page.locator(".jp-Notebook .jp-Notebook-cell").first).to_be_visible()
         # When an agent edits a cell's source through the room, that passes
-        assert yjs_change(agent_lab, token, "shared.ipynb", "source") == {
-            "closed": False,
-            "code": None,
-        }
+        assert yjs_change(agent_lab, token, "shared.ipynb", "source")["closed"] is False
         cells = page.locator(".jp-Notebook .jp-Notebook-cell")
         expect(cells.first).to_contain_text("edited by the agent")
         # When it inserts a cell through the room, the cell is marked as the agent's
@@ -260,10 +259,101 @@ def test_an_agent_cannot_trust_a_script_output_through_a_collaboration_room(
         # When it trusts the cell and gives it an HTML output with a script
         refused = yjs_change(agent_lab, token, "shared.ipynb", "trusted-script")
         # Then the server drops that update and closes the agent's socket
-        assert refused == {"closed": True, "code": 4003}
+        assert (refused["closed"], refused["code"]) == (True, 4003)
         # And the script never ran in the person's page, where no such output appears
         page.wait_for_timeout(1500)
         assert page.evaluate("() => window.__jpaAgentScriptRan") is None
         expect(page.locator(".jp-Notebook .jp-OutputArea-output")).to_have_count(0)
     finally:
         registry.remove("yjs")
+
+
+NOTES = "def total(rows):\n    return sum(rows)\n"
+AGENT_LINE = "print(total([1, 2]))\n"
+
+
+def held_edit(answer: dict[str, Any]) -> str:
+    """The request id of a room edit the server held: told in a RAW message, then closed."""
+    assert (answer["closed"], answer["code"]) == (True, 4009), answer
+    [told] = answer["told"]
+    assert told["type"] == "jupyter_approvals"
+    assert told["code"] == "APPROVAL_PENDING"
+    assert "nothing was written" in told["message"]
+    assert answer["reason"] == f"APPROVAL_PENDING request {told['request_id']}"
+    return str(told["request_id"])
+
+
+def test_an_agents_edit_of_a_text_file_through_a_room_waits_for_the_person(
+    agent_lab: LabServer, page: Page
+):
+    # Given notes.py, a file of the person's, and an agent with a Yjs client of its own
+    registry = AgentRegistry(registry_path(agent_lab.state_dir))
+    _, token = registry.add("typist")
+    notes = agent_lab.root / "notes.py"
+    notes.write_text(NOTES)
+    try:
+        # (a room of a file as anything but text or a notebook is refused outright)
+        binary = urllib.request.Request(
+            f"{agent_lab.base_url}/api/collaboration/session/notes.py",
+            data=json.dumps({"format": "base64", "type": "file"}).encode(),
+            method="PUT",
+            headers={"Authorization": f"token {token}"},
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused_room:
+            urllib.request.urlopen(binary, timeout=10)
+        assert refused_room.value.code == 403
+        assert json.loads(refused_room.value.read())["code"] == "APPROVAL_AGENT_FORBIDDEN"
+
+        # When the agent appends a line to it through the file's collaboration room
+        request_id = held_edit(yjs_change(agent_lab, token, "notes.py", f"append:{AGENT_LINE}"))
+        # Then nothing reached the file, even after the room's save delay
+        time.sleep(2.5)
+        assert notes.read_text() == NOTES
+
+        # When the person opens the sidebar
+        page.goto(agent_lab.url("lab"))
+        sidebar = Sidebar(page)
+        sidebar.record_verdicts()
+        sidebar.open()
+        # Then it shows the change as a diff, asked for by the agent
+        item = sidebar.item(request_id)
+        expect(item).to_be_visible()
+        seen = time.monotonic()
+        expect(sidebar.part(item, "action")).to_have_text("file.write")
+        expect(sidebar.part(item, "agent")).to_have_text("requested by agent typist")
+        expect(sidebar.part(item, "preview")).to_contain_text("+print(total([1, 2]))")
+        save_screenshot(page, "agent-room-edit-held-in-sidebar")
+        # When they approve it, and the agent's client sends the edit again
+        pause_like_a_person(seen)
+        sidebar.part(item, "approve").click()
+        expect(item).to_be_hidden()
+        sent = yjs_change(agent_lab, token, "notes.py", f"append:{AGENT_LINE}")
+        # Then the room takes it and saves it to the file, once
+        assert sent["closed"] is False, sent
+        deadline = time.monotonic() + 15
+        while notes.read_text() != NOTES + AGENT_LINE and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert notes.read_text() == NOTES + AGENT_LINE
+        events = [line["event"] for line in agent_lab.events_of(request_id)]
+        assert events == ["requested", "approved", "executed"]
+
+        # When the agent's next edit is approved, but the file changes before it is sent again
+        again = held_edit(yjs_change(agent_lab, token, "notes.py", "append:x = 1\n"))
+        [held] = [p for p in agent_lab.pending() if p["id"] == again]
+        page.wait_for_timeout(1100)  # the person reads it in the open sidebar
+        decided = agent_lab.decide_held(held, "approve")
+        assert decided["status"] == "approved"
+        notes.write_text(NOTES + "# the person's line\n")
+        room_text = NOTES + "# the person's line\n"
+        # (the room takes the out-of-band change from disk)
+        time.sleep(3)
+        refused = yjs_change(agent_lab, token, "notes.py", "append:x = 1\n")
+        # Then the edit is refused, and the file keeps the person's text
+        assert (refused["code"], refused["told"][0]["code"]) == (
+            4009,
+            "APPROVAL_FINGERPRINT_MISMATCH",
+        ), refused
+        time.sleep(2)
+        assert notes.read_text() == room_text
+    finally:
+        registry.remove("typist")

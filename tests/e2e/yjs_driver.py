@@ -1,11 +1,12 @@
-"""A Yjs client of a notebook's collaboration room, as an agent: one scripted change, one answer.
+"""A Yjs client of a collaboration room, as an agent: one scripted change, one answer.
 
 Run by the agent virtualenv's Python (pycrdt and websockets come with jupyter-collaboration).
-Arguments: server URL, token, notebook path, and the change to make: ``source`` (edit the first
-cell's source), ``insert-cell`` (append a code cell) or ``trusted-script`` (trust the first
-cell and give it an HTML output with a script). Prints one JSON line,
-``{"closed": bool, "code": int | None}``: whether the server closed the socket within three
-seconds of the change.
+Arguments: server URL, token, file path, and the change to make. For a notebook: ``source``
+(edit the first cell's source), ``insert-cell`` (append a code cell) or ``trusted-script``
+(trust the first cell and give it an HTML output with a script). For any other file, opened
+as text: ``append:TEXT`` (add TEXT at the end). Prints one JSON line, ``{"closed": bool,
+"code": int | None, "reason": str | None, "told": [...]}``: whether the server closed the
+socket within three seconds of the change, and the JSON of the RAW messages it sent.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import urllib.request
 
 from pycrdt import (
     Array,
+    Decoder,
     Doc,
     Map,
     Text,
@@ -27,12 +29,54 @@ from pycrdt import (
 from websockets.asyncio.client import connect
 
 SCRIPT = "<script>window.__jpaAgentScriptRan = 1</script>"
+TEXT = {"format": "text", "type": "file"}
+#: jupyter-collaboration's message types: document sync, and RAW (JSON text).
+SYNC, RAW = 0, 2
+
+
+def change_notebook(doc: Doc, change: str) -> None:
+    cell = doc.get("cells", type=Array)[0]
+    if change == "insert-cell":
+        doc.get("cells", type=Array).append(
+            Map(
+                {
+                    "id": "agent-cell",
+                    "cell_type": "code",
+                    "source": Text("y = 2"),
+                    "metadata": Map({}),
+                    "outputs": Array([]),
+                    "execution_count": None,
+                }
+            )
+        )
+    elif change == "source":
+        source = cell["source"]
+        if isinstance(source, Text):
+            source += "\n# edited by the agent"
+    else:
+        cell["metadata"]["trusted"] = True
+        cell["outputs"].append(
+            Map(
+                {
+                    "output_type": "display_data",
+                    "data": Map({"text/html": SCRIPT}),
+                    "metadata": Map({}),
+                }
+            )
+        )
+
+
+def raw_json(message: bytes) -> object:
+    decoder = Decoder(message)
+    decoder.read_var_uint()
+    return json.loads(decoder.read_var_string())
 
 
 def open_session(url: str, token: str, path: str) -> dict:
+    kind = {"format": "json", "type": "notebook"} if path.endswith(".ipynb") else TEXT
     request = urllib.request.Request(
         f"{url}/api/collaboration/session/{path}",
-        data=json.dumps({"format": "json", "type": "notebook"}).encode(),
+        data=json.dumps(kind).encode(),
         method="PUT",
         headers={"Authorization": f"token {token}", "Content-Type": "application/json"},
     )
@@ -53,53 +97,40 @@ async def main(url: str, token: str, path: str, change: str) -> None:
         synced = False
         while not synced:
             message = await asyncio.wait_for(socket.recv(), 10)
-            if message[0] == 0:  # sync
+            if message[0] == SYNC:
                 reply = handle_sync_message(message[1:], doc)
                 if reply is not None:
                     await socket.send(reply)
                 synced = message[1] == 1  # the server's step 2: the document as it is
         updates: list[bytes] = []
         subscription = doc.observe(lambda event: updates.append(event.update))
-        cell = doc.get("cells", type=Array)[0]
         with doc.transaction():
-            if change == "insert-cell":
-                doc.get("cells", type=Array).append(
-                    Map(
-                        {
-                            "id": "agent-cell",
-                            "cell_type": "code",
-                            "source": Text("y = 2"),
-                            "metadata": Map({}),
-                            "outputs": Array([]),
-                            "execution_count": None,
-                        }
-                    )
-                )
-            elif change == "source":
-                source = cell["source"]
-                if isinstance(source, Text):
-                    source += "\n# edited by the agent"
+            if change.startswith("append:"):
+                source = doc.get("source", type=Text)
+                source += change.removeprefix("append:")
             else:
-                cell["metadata"]["trusted"] = True
-                cell["outputs"].append(
-                    Map(
-                        {
-                            "output_type": "display_data",
-                            "data": Map({"text/html": SCRIPT}),
-                            "metadata": Map({}),
-                        }
-                    )
-                )
+                change_notebook(doc, change)
         doc.unobserve(subscription)
         for update in updates:
             await socket.send(create_update_message(update))
+        told: list[object] = []
+        closed = False
         try:
             while True:
-                await asyncio.wait_for(socket.recv(), 3)
+                message = await asyncio.wait_for(socket.recv(), 3)
+                if isinstance(message, bytes) and message[:1] == bytes([RAW]):
+                    told.append(raw_json(message))
         except asyncio.TimeoutError:
-            print(json.dumps({"closed": False, "code": None}), flush=True)
+            pass
         except Exception:
-            print(json.dumps({"closed": True, "code": socket.close_code}), flush=True)
+            closed = True
+        answer = {
+            "closed": closed,
+            "code": socket.close_code if closed else None,
+            "reason": socket.close_reason if closed else None,
+            "told": told,
+        }
+        print(json.dumps(answer), flush=True)
 
 
 if __name__ == "__main__":

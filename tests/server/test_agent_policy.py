@@ -10,6 +10,7 @@ import pytest
 from jupyter_server.auth.identity import IdentityProvider, User
 from traitlets.config import Config
 
+from jupyter_approvals import cli
 from jupyter_approvals.core.journal import read_entries
 from jupyter_approvals.core.project import journal_path
 from tests.kernel.helpers import HUMAN_PAUSE_S, SETUP
@@ -71,6 +72,51 @@ async def test_protected_only_runs_agent_code_and_protected_calls_name_the_agent
         assert entries["requested"]["agent"] == "bot"
         assert entries["approved"]["decided_by"]
         assert not entries["approved"]["decided_by"].startswith("agent:")
+    finally:
+        agent.close()
+
+
+@pytest.mark.parametrize(
+    "jp_server_config",
+    [server_config(ApprovalsServer={"agent_code": "protected-only"})],
+    indirect=True,
+)
+@pytest.mark.parametrize("paused_from", ["sidebar", "cli"])
+async def test_a_pause_rejects_what_the_agents_code_asked_for_in_a_kernel(
+    jp_fetch, kernels, jp_http_port, jp_base_url, state_dir, jp_root_dir, paused_from
+):
+    # Given protected-only, and a protected request that an agent's code opened in a kernel
+    token = add_agent(state_dir, "bot")
+    kernel = await kernels()
+    agent = await KernelSocket.open(jp_http_port, jp_base_url, kernel.id, token, v1=False)
+    try:
+        assert (await agent.execute(SETUP))["reply"]["status"] == "ok"
+        assert (await agent.execute("save('new', 'out.txt')"))["reply"][
+            "ename"
+        ] == "ApprovalPending"
+        # And one the person's own code opened in the same kernel
+        mine = await kernel.pending_call("save('mine', 'mine.txt')")
+        _, _, listing = await call(jp_fetch, API, "pending")
+        assert sorted(item.get("agent") or "" for item in listing["pending"]) == ["", "bot"]
+        await asyncio.sleep(HUMAN_PAUSE_S)  # the person has read the list
+        # When the person pauses the agent
+        if paused_from == "sidebar":
+            status, _, _ = await call(
+                jp_fetch, API, "agents", "bot", "pause", method="POST", body=""
+            )
+            assert status == 200
+        else:
+            assert cli.main(["agent", "pause", "bot"]) == 0
+            await asyncio.sleep(2.5)  # the server's sweep, then the kernel's answer
+        # Then the agent's kernel request is rejected with the pause as the reason
+        _, _, listing = await call(jp_fetch, API, "pending")
+        assert [item["id"] for item in listing["pending"]] == [mine["request_id"]]
+        path = journal_path(Path(jp_root_dir).resolve(), state_dir)
+        [rejected] = [e for e in read_entries(path, limit=50).entries if e["event"] == "rejected"]
+        assert rejected["agent"] == "bot"
+        assert rejected["reason"].startswith("agent bot was paused")
+        # And it never runs
+        assert not (Path(jp_root_dir) / "out.txt").exists()
     finally:
         agent.close()
 

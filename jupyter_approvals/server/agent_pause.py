@@ -1,0 +1,49 @@
+"""A pause reaches the requests an agent's code opened in kernels too.
+
+The server's own store holds what an agent sends (its code, its writes); under
+``agent_code = "protected-only"`` the code an agent ran may also have opened protected requests
+inside a kernel, marked with the agent's name. Pausing the agent rejects those as well, each
+through the kernel's own decision path (the same checks as a sidebar decision), with the pause
+as the reason.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ..core.model import iso_utc
+from .kernels import KernelLinks, KernelUnavailable, NoApprovals
+
+
+def pause_reason(agent: str, by: str | None) -> str:
+    """The reason every request rejected by a pause carries."""
+    return f"agent {agent} was paused" + (f" by {by}" if by else "")
+
+
+async def reject_in_kernels(links: KernelLinks, agent: str, by: str | None, channel: str) -> int:
+    """Reject every pending kernel request of ``agent``; return how many kernels confirmed.
+
+    A kernel that does not answer in time refuses the decision when it reads it later (the
+    ``not_after`` of every decision), so such a request stays pending for the person to reject.
+    """
+    listing = await links.list_all()
+    rejected = 0
+    for item in listing["pending"]:
+        if item.get("agent") != agent or not isinstance(item.get("id"), str):
+            continue
+        message = {
+            "op": "decide",
+            "id": item["id"],
+            "decision": "reject",
+            "fingerprint": item.get("fingerprint"),
+            "reason": pause_reason(agent, by),
+            "channel": channel,
+            "decided_by": by,
+            "not_after": iso_utc(time.time() + links.timeout),
+        }
+        try:
+            verdict = await links.ask(str(item["kernel_id"]), message)
+        except (KeyError, KernelUnavailable, NoApprovals):
+            continue
+        rejected += verdict.get("ok") is True
+    return rejected
