@@ -32,8 +32,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from jupyter_approvals.ops._preview import PREVIEW_BUDGET, Deadline, PreviewText  # noqa: E402
-from jupyter_approvals.ops.diff import add_diff_preview, unified_lines  # noqa: E402
+from jupyter_approvals.previews.line_diff import add_diff_preview, unified_lines  # noqa: E402
+from jupyter_approvals.previews.text import PREVIEW_BUDGET, Deadline, PreviewText  # noqa: E402
 
 TARGET_VS_GIT = 3.0
 TARGET_VS_DIFFLIB = 10.0

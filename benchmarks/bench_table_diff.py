@@ -6,7 +6,7 @@ Two seeded frames with an int64 key and int, float and text columns; the new one
 1% of its rows changed, 0.5% removed and 0.5% added, in shuffled order. The baseline is
 ``pandas.merge(old, new, on="id", how="outer", indicator=True)`` (what one would write to find
 added and removed rows, without even finding changed ones); ours is
-``jupyter_approvals.ops.table_diff.diff_rows`` (added, removed and changed rows with example
+``jupyter_approvals.previews.table_diff.diff_rows`` (added, removed and changed rows with example
 keys). Best of --repeat interleaved runs; target: ours <= 2x the baseline. A second line does
 the same with a two-column key (informational).
 
@@ -29,7 +29,7 @@ import pandas as pd
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from jupyter_approvals.ops.table_diff import diff_rows  # noqa: E402
+from jupyter_approvals.previews.table_diff import diff_rows  # noqa: E402
 
 TARGET_RATIO = 2.0
 

@@ -48,7 +48,7 @@ from jupyter_approvals.core.fingerprint import fingerprint  # noqa: E402
 from jupyter_approvals.core.policy import ManualClock  # noqa: E402
 from jupyter_approvals.kernel.session import KernelSession  # noqa: E402
 from jupyter_approvals.ops import write_table  # noqa: E402
-from jupyter_approvals.ops.table_formats import write_frame  # noqa: E402
+from jupyter_approvals.ops.tables.formats import write_frame  # noqa: E402
 
 MIB = 1 << 20
 COLUMNS = 16

@@ -25,9 +25,9 @@ from typing import Any
 
 from ..core import errors
 from ..core.fingerprint import fingerprint
-from ..ops._preview import Deadline, PreviewText, size_text
-from ..ops.diff import add_diff_preview, is_binary
-from ..ops.file_tree import add_listing, describe, scan, tree_state
+from ..previews.file_tree import add_listing, describe, scan, tree_state
+from ..previews.line_diff import add_diff_preview, is_binary
+from ..previews.text import Deadline, PreviewText, size_text
 from .agent_routes import json_body, os_path
 
 _CONTENTS = "jupyter_server.services.contents.handlers"

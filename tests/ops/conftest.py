@@ -39,7 +39,7 @@ def session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[KernelS
 def sql_engines_closed() -> Iterator[None]:
     """Close the engines the SQL operations cached for URL strings during a test."""
     yield
-    from jupyter_approvals.ops.sql_database import dispose_engines
+    from jupyter_approvals.ops.sql.database import dispose_engines
 
     dispose_engines()
 
@@ -98,7 +98,7 @@ def second_writer_during_check(
     """
     import sqlite3
 
-    from jupyter_approvals.ops import sql
+    from jupyter_approvals.ops.sql import execute as sql
 
     check = sql.check_unchanged
     refused: list[str] = []

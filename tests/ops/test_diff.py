@@ -8,9 +8,8 @@ import re
 
 import pytest
 
-from jupyter_approvals.ops import diff_match
-from jupyter_approvals.ops._preview import PREVIEW_BUDGET, Deadline, PreviewText
-from jupyter_approvals.ops.diff import (
+from jupyter_approvals.previews import line_match as diff_match
+from jupyter_approvals.previews.line_diff import (
     add_diff_preview,
     diff_lines,
     is_binary,
@@ -18,6 +17,7 @@ from jupyter_approvals.ops.diff import (
     split_lines,
     unified_lines,
 )
+from jupyter_approvals.previews.text import PREVIEW_BUDGET, Deadline, PreviewText
 
 HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 

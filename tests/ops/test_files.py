@@ -12,8 +12,8 @@ import pytest
 import jupyter_approvals as ja
 from jupyter_approvals.core import errors
 from jupyter_approvals.ops import delete_path, move_path, write_file
-from jupyter_approvals.ops import files as files_module
-from jupyter_approvals.ops._preview import PREVIEW_BUDGET
+from jupyter_approvals.ops.files import operations as files_module
+from jupyter_approvals.previews.text import PREVIEW_BUDGET
 
 from .conftest import approve, ask, decide, request_of
 

@@ -12,8 +12,8 @@ import pytest
 from jupyter_approvals.core import atomic as _atomic
 from jupyter_approvals.core import errors
 from jupyter_approvals.core.atomic import atomic_replace
-from jupyter_approvals.ops._extras import require
-from jupyter_approvals.ops._preview import PreviewText, plural, size_text
+from jupyter_approvals.ops.common.extras import require
+from jupyter_approvals.previews.text import PreviewText, plural, size_text
 
 
 def leftovers(directory: Path) -> list[str]:
@@ -204,7 +204,7 @@ def test_importing_the_ops_package_imports_no_optional_package():
 
 
 def test_every_operation_refuses_arguments_with_one_code_and_one_closing_sentence():
-    from jupyter_approvals.ops._refusal import invalid_argument
+    from jupyter_approvals.ops.common.refusal import invalid_argument
 
     # When refusals are built with and without their own full stop
     plain = invalid_argument("path must be a file", argument="path")

@@ -21,7 +21,8 @@ from pathlib import Path
 import jupyter_approvals as ja
 from jupyter_approvals.core.policy import ManualClock
 from jupyter_approvals.kernel.session import KernelSession
-from jupyter_approvals.ops import files, write_file
+from jupyter_approvals.ops import write_file
+from jupyter_approvals.ops.files import operations as files
 
 target = Path(sys.argv[1])
 clock = ManualClock()

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from jupyter_approvals.ops.redact import (
+from jupyter_approvals.ops.common.redact import (
     is_secret_name,
     redact_argv,
     redact_command_line,

@@ -13,7 +13,7 @@ import pytest
 import jupyter_approvals as ja
 from jupyter_approvals.core import errors
 from jupyter_approvals.ops import run_command
-from jupyter_approvals.ops._preview import PREVIEW_BUDGET
+from jupyter_approvals.previews.text import PREVIEW_BUDGET
 
 from .conftest import approve, ask, decide, request_of
 

@@ -12,9 +12,10 @@ import pytest
 from jupyter_approvals.core import errors
 from jupyter_approvals.core.fingerprint import fingerprint
 from jupyter_approvals.kernel.session import KernelSession
-from jupyter_approvals.ops import execute_sql, sql_dry_run
-from jupyter_approvals.ops._preview import PREVIEW_BUDGET
-from jupyter_approvals.ops.sql_database import Database, redacted_url
+from jupyter_approvals.ops import execute_sql
+from jupyter_approvals.ops.sql import dry_run as sql_dry_run
+from jupyter_approvals.ops.sql.database import Database, redacted_url
+from jupyter_approvals.previews.text import PREVIEW_BUDGET
 
 from .conftest import approve, ask, decide, request_of, second_writer_during_check
 

@@ -21,7 +21,8 @@ from sqlalchemy import event
 from sqlalchemy.pool import StaticPool
 
 from jupyter_approvals.kernel.session import KernelSession
-from jupyter_approvals.ops import execute_sql, sql_dry_run, to_sql
+from jupyter_approvals.ops import execute_sql, to_sql
+from jupyter_approvals.ops.sql import dry_run as sql_dry_run
 
 from .conftest import approve, ask, request_of, second_writer_during_check
 

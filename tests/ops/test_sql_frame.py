@@ -13,7 +13,7 @@ import pytest
 from jupyter_approvals.core import errors
 from jupyter_approvals.kernel.session import KernelSession
 from jupyter_approvals.ops import to_sql
-from jupyter_approvals.ops._preview import PREVIEW_BUDGET
+from jupyter_approvals.previews.text import PREVIEW_BUDGET
 
 from .conftest import approve, ask, decide, request_of
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from jupyter_approvals.core import errors
-from jupyter_approvals.ops.sql_statement import parse_statement
+from jupyter_approvals.ops.sql.statement import parse_statement
 
 #: The reviewer's bypass: with backslash escapes (PostgreSQL E'…') the DROP is a second
 #: statement; without them (the old lexer) it looked like quoted text.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from jupyter_approvals.ops.table_diff import diff_columns, diff_rows
+from jupyter_approvals.previews.table_diff import diff_columns, diff_rows
 
 
 def frame(**columns: list) -> pd.DataFrame:

@@ -13,9 +13,9 @@ import pytest
 
 import jupyter_approvals as ja
 from jupyter_approvals.core import errors
-from jupyter_approvals.ops import tables as tables_module
 from jupyter_approvals.ops import write_table
-from jupyter_approvals.ops._preview import PREVIEW_BUDGET
+from jupyter_approvals.ops.tables import write as tables_module
+from jupyter_approvals.previews.text import PREVIEW_BUDGET
 
 from .conftest import approve, ask, decide, request_of
 

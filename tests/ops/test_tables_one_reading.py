@@ -34,7 +34,7 @@ def test_the_table_preview_compares_with_the_content_that_was_fingerprinted(
 
 
 def test_a_csv_too_large_to_compare_quickly_says_so(session, tmp_path: Path, monkeypatch):
-    from jupyter_approvals.ops import table_preview
+    from jupyter_approvals.ops.tables import preview as table_preview
 
     # Given a CSV comparison limit smaller than the new table
     monkeypatch.setattr(table_preview, "CSV_DIFF_LIMIT_CELLS", 5)

@@ -6,12 +6,12 @@ import pytest
 
 import jupyter_approvals as ja
 from jupyter_approvals.core import errors
-from jupyter_approvals.ops._preview import PREVIEW_BUDGET
 from jupyter_approvals.ops.git import (
     GitCommandFailed,
     GitCommitDiffers,
     git_commit,
 )
+from jupyter_approvals.previews.text import PREVIEW_BUDGET
 
 from ..conftest import approve, ask, decide, request_of
 from .conftest import clean_head, commit, git, new_repo, stage

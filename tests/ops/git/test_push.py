@@ -14,12 +14,12 @@ import pytest
 
 import jupyter_approvals as ja
 from jupyter_approvals.core import errors
-from jupyter_approvals.ops._preview import PREVIEW_BUDGET
 from jupyter_approvals.ops.git import (
     git_commit,
     git_push,
     redact_url,
 )
+from jupyter_approvals.previews.text import PREVIEW_BUDGET
 
 from ..conftest import approve, ask, decide, request_of
 from .conftest import commit, git, stage
@@ -294,7 +294,7 @@ def test_a_remote_asking_for_a_password_fails_instead_of_prompting(session, repo
 
 def test_a_remote_that_never_answers_is_given_up_on(session, repo, monkeypatch):
     # Given a remote that accepts connections and never answers, and a 1 s limit
-    monkeypatch.setattr("jupyter_approvals.ops.git_push_op.REMOTE_SECONDS", 1.0)
+    monkeypatch.setattr("jupyter_approvals.ops.git.push.REMOTE_SECONDS", 1.0)
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
         silent.listen()

@@ -8,12 +8,12 @@ import pytest
 
 from jupyter_approvals.core import errors
 from jupyter_approvals.kernel import handoff
-from jupyter_approvals.ops._preview import PREVIEW_BUDGET, TAIL_RESERVE
 from jupyter_approvals.ops.git import (
     GitCommitDiffers,
     git_commit,
     git_push,
 )
+from jupyter_approvals.previews.text import PREVIEW_BUDGET, TAIL_RESERVE
 
 from ..conftest import approve, ask, change_after_fingerprint, request_of
 from .conftest import clean_head, commit, git, stage

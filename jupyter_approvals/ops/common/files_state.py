@@ -15,7 +15,7 @@ import stat
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.fingerprint import FileContent
+from ...core.fingerprint import FileContent
 
 #: Bytes read per call while hashing a file.
 CHUNK = 1 << 20

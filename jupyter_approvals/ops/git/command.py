@@ -6,7 +6,7 @@ so nothing waits for a password. Variables that would point git at another repos
 one named (``GIT_DIR``, ``GIT_WORK_TREE``, ``GIT_INDEX_FILE``...) are dropped.
 
 A :class:`GitRun` pins the program and environment of one call: the writers run git with the
-very program and environment whose fingerprint was approved (see ``git_setting``).
+very program and environment whose fingerprint was approved (see :mod:`.setting`).
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..core.errors import ApprovalFingerprintMismatch
-from ._refusal import invalid_argument
-from .redact import redact_urls_in_text
+from ...core.errors import ApprovalFingerprintMismatch
+from ..common.redact import redact_urls_in_text
+from ..common.refusal import invalid_argument
 
 #: Seconds a local git command may take (rev-parse, write-tree, diff).
 LOCAL_SECONDS = 30.0
@@ -101,7 +101,7 @@ def git_run() -> GitRun:
     """The git program found on PATH and the environment git gets now (os.environ at call time).
 
     os.environ is read at call time so that a notebook's GIT_AUTHOR_NAME or
-    GIT_COMMITTER_DATE reach git; what could steer git is fingerprinted by ``git_setting``.
+    GIT_COMMITTER_DATE reach git; what could steer git is fingerprinted by :mod:`.setting`.
     """
     env = {k: v for k, v in os.environ.items() if k not in _LOCATION_VARIABLES}
     env.update(RUNNER_VARIABLES)

@@ -12,10 +12,10 @@ from collections.abc import Hashable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ._preview import Deadline, PreviewText, plural, size_text
-from .files_state import FileState
-from .table_diff import ColumnDiff, RowDiff, diff_columns, diff_rows
-from .table_formats import csv_frame, csv_names, read_existing
+from ...previews.table_diff import ColumnDiff, RowDiff, diff_columns, diff_rows
+from ...previews.text import Deadline, PreviewText, plural, size_text
+from ..common.files_state import FileState
+from .formats import csv_frame, csv_names, read_existing
 
 #: Rows and columns of the new table shown as its first rows.
 HEAD_ROWS = 5

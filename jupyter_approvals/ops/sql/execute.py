@@ -21,20 +21,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..core.lease import require_lease
-from ..kernel.gate import protected
-from ._extras import require
-from ._preview import PreviewText, plural
-from ._refusal import invalid_argument
-from .sql_database import Database, database_of, dispose_engines, row_lines, run_transaction
-from .sql_dry_run import DryRun, check_unchanged, dry_run
-from .sql_frame import to_sql
-from .sql_statement import parse_statement
+from ...core.lease import require_lease
+from ...kernel.gate import protected
+from ...previews.text import PreviewText, plural
+from ..common.extras import require
+from ..common.refusal import invalid_argument
+from .database import Database, database_of, row_lines, run_transaction
+from .dry_run import DryRun, check_unchanged, dry_run
+from .statement import parse_statement
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
-__all__ = ["Database", "dispose_engines", "execute_sql", "to_sql"]
+__all__ = ["execute_sql"]
 
 #: Characters of the statement, and of the parameters, a preview shows.
 STATEMENT_CHARS = 6_000

@@ -25,7 +25,7 @@ from functools import partial
 from itertools import compress, islice, repeat
 from operator import add, is_not, lt, ne, sub
 
-from ._preview import Deadline
+from .text import Deadline
 
 #: A change: ``old[i1:i2]`` becomes ``new[j1:j2]`` (one side may be empty).
 Block = tuple[int, int, int, int]

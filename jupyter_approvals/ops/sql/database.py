@@ -9,9 +9,10 @@ at exit) closes them. Engines passed in by the caller stay the caller's.
 
 SQLite transactions are opened by SQL rather than left to the driver: Python's sqlite3
 module starts a transaction only before INSERT/UPDATE/DELETE, so DDL would otherwise commit at
-once. Dry runs use a ``SAVEPOINT`` (DDL is transactional inside it too); real runs use
-``BEGIN IMMEDIATE``, which takes the write lock at once, so the state checked at the start of
-the run is the state the statement changes: no other writer can commit in between. Engines
+once. Dry runs use a ``SAVEPOINT`` (DDL is transactional inside it too; see :mod:`.dry_run`);
+real runs use ``BEGIN IMMEDIATE``, which takes the write lock at once, so the state checked at
+the start of the run is the state the statement changes: no other writer can commit in
+between. Engines
 that open a transaction themselves on SQLAlchemy's begin (a ``"begin"`` event emitting
 ``BEGIN``, as SQLAlchemy's sqlite docs recommend, or Python 3.12's ``autocommit=False``) get
 that empty transaction set aside for the run and given back afterwards.
@@ -22,17 +23,15 @@ from __future__ import annotations
 import atexit
 import contextlib
 import hashlib
-import math
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..core._fingerprint_builtins import EXACT_ENCODERS, encode
-from ..core._fingerprint_encoding import Sink
-from ..core.errors import ApprovalInvalidArgument, ApprovalMissingDependency
-from ._extras import require
-from ._preview import Deadline
+from ...core._fingerprint_builtins import EXACT_ENCODERS, encode
+from ...core._fingerprint_encoding import Sink
+from ...core.errors import ApprovalInvalidArgument, ApprovalMissingDependency
+from ..common.extras import require
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import URL, Connection, CursorResult, Engine
@@ -42,12 +41,6 @@ _SECRET_WORDS = ("password", "passwd", "pwd", "secret", "token", "key", "auth", 
 
 #: Rows a preview shows of a table or of the rows a statement affects.
 FIRST_ROWS = 5
-
-#: VM instructions between two checks of the dry run's time budget (SQLite progress handler).
-_PROGRESS_STEPS = 100
-
-#: The savepoint a dry run works in.
-_DRY_RUN = "jpa_dry_run"
 
 _engines: dict[str, Engine] = {}
 _engines_lock = threading.Lock()
@@ -207,115 +200,19 @@ def _driver_transaction_set_aside(connection: Connection) -> Iterator[None]:
     Afterwards an empty one is opened again, because the driver's ``commit()`` and
     ``rollback()`` under ``autocommit=False`` fail when there is none to end.
     """
-    had_one = _driver_in_transaction(connection)
+    had_one = driver_in_transaction(connection)
     if had_one:
         connection.exec_driver_sql("ROLLBACK")
     try:
         yield
     finally:
-        if had_one and not _driver_in_transaction(connection):
+        if had_one and not driver_in_transaction(connection):
             connection.exec_driver_sql("BEGIN")
 
 
-def _driver_in_transaction(connection: Connection) -> bool:
+def driver_in_transaction(connection: Connection) -> bool:
     """True if the DBAPI connection under ``connection`` has a transaction open."""
     return bool(getattr(connection.connection.dbapi_connection, "in_transaction", False))
-
-
-class DryRunStopped(Exception):
-    """The dry run's time budget was spent."""
-
-
-@contextlib.contextmanager
-def sqlite_rolled_back(database: Database, seconds: float) -> Iterator[DryRunScope]:
-    """A SQLite connection inside a savepoint that is always rolled back; time-bounded.
-
-    SQLite itself is interrupted once ``seconds`` are spent (a progress handler), and the
-    scope's ``check()`` raises :class:`DryRunStopped` for Python-side loops.
-    """
-    deadline = Deadline(seconds)
-    with database.engine.connect() as connection:
-        connection.begin()  # the engine's own begin hooks first (see run_transaction)
-        had_one = _driver_in_transaction(connection)
-        raw = connection.connection.dbapi_connection
-        set_handler: Callable[..., None] | None = getattr(raw, "set_progress_handler", None)
-        if set_handler is not None:
-            set_handler(lambda: 1 if deadline.passed() else 0, _PROGRESS_STEPS)
-        try:
-            connection.exec_driver_sql(f"SAVEPOINT {_DRY_RUN}")
-            yield DryRunScope(connection, deadline)
-        finally:
-            if set_handler is not None:
-                set_handler(None, 0)
-            _roll_back(connection, had_one)
-
-
-@contextlib.contextmanager
-def rolled_back_within(connection: Connection) -> Iterator[DryRunScope]:
-    """A savepoint inside the run's own transaction, rolled back and released at the end.
-
-    The run repeats its dry run here, under its write lock, before it really executes;
-    there is no time budget (the run itself has none either).
-    """
-    connection.exec_driver_sql(f"SAVEPOINT {_DRY_RUN}")
-    try:
-        yield DryRunScope(connection, Deadline(math.inf))
-    finally:
-        # Fails only if SQLite rolled the whole transaction back: then the run fails too.
-        connection.exec_driver_sql(f"ROLLBACK TO SAVEPOINT {_DRY_RUN}")
-        connection.exec_driver_sql(f"RELEASE SAVEPOINT {_DRY_RUN}")
-
-
-def _roll_back(connection: Connection, had_one: bool) -> None:
-    """Undo the dry run and end its transaction; the connection goes back to the pool.
-
-    ``had_one``: the driver had a transaction open before the dry run's savepoint. Whether
-    one is open afterwards says nothing about the dry run (Python 3.12's autocommit=False
-    opens the next right after every rollback). What matters is whether the dry run's
-    changes are gone: the connection is thrown away only if that is unsure (for an
-    in-memory database with one kept connection, that would lose its content).
-    """
-    sa = require("sqlalchemy", "run SQL")
-    try:
-        connection.exec_driver_sql(f"ROLLBACK TO SAVEPOINT {_DRY_RUN}")
-        # Ends the transaction if the savepoint opened it (a driver in autocommit mode
-        # would not end it on rollback()); inside an outer one it only drops the savepoint.
-        connection.exec_driver_sql(f"RELEASE SAVEPOINT {_DRY_RUN}")
-        undone = True
-    except sa.exc.SQLAlchemyError:
-        # No savepoint any more: SQLite rolled the whole transaction back (e.g. the dry
-        # run was interrupted). Roll back whatever may still be open, in SQL, since a
-        # driver in autocommit mode ignores rollback(); it fails if nothing is open.
-        with contextlib.suppress(sa.exc.SQLAlchemyError):
-            connection.exec_driver_sql("ROLLBACK")
-        undone = not _driver_in_transaction(connection)
-        if undone and had_one:
-            # autocommit=False's rollback() fails if there is no transaction to end.
-            connection.exec_driver_sql("BEGIN")
-    try:
-        connection.rollback()  # SQLAlchemy's and the driver's own
-    except sa.exc.SQLAlchemyError:
-        undone = False
-    if not undone:
-        # The dry run's changes may still be there: never hand this connection back.
-        connection.invalidate()
-
-
-class DryRunScope:
-    """The connection of a dry run and its time budget."""
-
-    def __init__(self, connection: Connection, deadline: Deadline) -> None:
-        self.connection = connection
-        self.deadline = deadline
-
-    def check(self) -> None:
-        """Raise DryRunStopped once the time budget is spent."""
-        if self.deadline.passed():
-            raise DryRunStopped
-
-    def undo(self) -> None:
-        """Undo what the dry run changed so far, staying inside the savepoint."""
-        self.connection.exec_driver_sql(f"ROLLBACK TO SAVEPOINT {_DRY_RUN}")
 
 
 @dataclass(frozen=True)

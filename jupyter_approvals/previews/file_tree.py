@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.fingerprint import FileContent
-from ._preview import PreviewText, plural, size_text
+from .text import PreviewText, plural, size_text
 
 
 @dataclass(frozen=True)

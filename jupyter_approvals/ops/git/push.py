@@ -4,7 +4,7 @@ A push is approved for the local commit, the remote's tip as ``git ls-remote`` s
 the push URL (after ``insteadOf`` rewriting), and the git setting (program, environment,
 the config that redirects or transports the push: ``remote.<remote>.*``,
 ``url.*.insteadOf``/``pushInsteadOf``, ``credential.*``, ``http.*``...; and the content of
-the pre-push hook if one will run; see ``git_setting``). Anything else committed or pushed
+the pre-push hook if one will run; see :mod:`.setting`). Anything else committed or pushed
 meanwhile, or a changed setting or hook, refuses the run with APPROVAL_FINGERPRINT_MISMATCH.
 """
 
@@ -14,11 +14,11 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.lease import require_lease
-from ..kernel.gate import protected
-from ..kernel.handoff import recall, remember
-from ._preview import PreviewText, plural
-from .git_command import (
+from ...core.lease import require_lease
+from ...kernel.gate import protected
+from ...kernel.handoff import recall, remember
+from ...previews.text import PreviewText, plural
+from .command import (
     REMOTE_SECONDS,
     GitCommandFailed,
     current_branch,
@@ -30,7 +30,7 @@ from .git_command import (
     run_git,
     toplevel,
 )
-from .git_setting import PUSH_HOOKS, GitSetting, git_setting, push_config
+from .setting import PUSH_HOOKS, GitSetting, git_setting, push_config
 
 #: Seconds ``git push`` may take, pre-push hook and transfer included.
 PUSH_SECONDS = 600.0

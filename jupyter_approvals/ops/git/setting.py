@@ -33,10 +33,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.fingerprint import FileContent
-from .git_command import RUNNER_VARIABLES, GitRun, git_run, invalid, redact_url, run_git
-from .redact import is_secret_name
-from .shell import environment_digest
+from ...core.fingerprint import FileContent
+from ..common.environment import environment_digest
+from ..common.redact import is_secret_name
+from .command import RUNNER_VARIABLES, GitRun, git_run, invalid, redact_url, run_git
 
 _STEERING_NAMES = frozenset(
     {

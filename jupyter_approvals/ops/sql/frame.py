@@ -14,16 +14,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import (
+from ...core.errors import (
     ApprovalFingerprintMismatch,
     ApprovalInvalidArgument,
 )
-from ..core.lease import require_lease
-from ..kernel.gate import protected
-from ._extras import require
-from ._preview import PreviewText, plural
-from ._refusal import invalid_argument
-from .sql_database import (
+from ...core.lease import require_lease
+from ...kernel.gate import protected
+from ...previews.text import PreviewText, plural
+from ..common.extras import require
+from ..common.refusal import invalid_argument
+from .database import (
     Database,
     Rows,
     database_of,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.errors import ApprovalInvalidArgument
+from ...core.errors import ApprovalInvalidArgument
 
 
 def invalid_argument(message: str, **details: Any) -> ApprovalInvalidArgument:

@@ -1,6 +1,6 @@
 """The unified-diff rendering of a line diff, and its preview bounded in size and time.
 
-:func:`~.diff_match.diff_lines` finds the changed blocks; :func:`unified_lines` renders them
+:func:`~.line_match.diff_lines` finds the changed blocks; :func:`unified_lines` renders them
 in the format of :func:`difflib.unified_diff` (``---``/``+++`` headers, ``@@`` hunks, 3 lines
 of context), and :func:`add_diff_preview` puts as much as fits into a :class:`PreviewText`,
 always stating how many lines are added and removed.
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ._preview import Deadline, PreviewText, plural
-from .diff_match import Block, LineDiff, diff_lines, is_binary, split_lines
+from .line_match import Block, LineDiff, diff_lines, is_binary, split_lines
+from .text import Deadline, PreviewText, plural
 
 __all__ = [
     "CONTEXT",

@@ -15,34 +15,137 @@ advance anyway), so no dry run is made and the preview says so.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import math
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import ApprovalFingerprintMismatch
-from ..core.fingerprint import fingerprint
-from ._extras import require
-from ._preview import PREVIEW_SECONDS
-from .sql_database import (
+from ...core.errors import ApprovalFingerprintMismatch
+from ...core.fingerprint import fingerprint
+from ...previews.text import PREVIEW_SECONDS, Deadline
+from ..common.extras import require
+from .database import (
     Database,
-    DryRunScope,
-    DryRunStopped,
     Rows,
+    driver_in_transaction,
     error_text,
     quoted_table,
     read_rows,
-    rolled_back_within,
-    sqlite_rolled_back,
     sqlite_schema,
     table_rows,
 )
-from .sql_statement import Statement
+from .statement import Statement
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
 
 #: Seconds a dry run may take (the statement, then reading what it touched).
 DRY_RUN_SECONDS = PREVIEW_SECONDS
+
+
+#: VM instructions between two checks of the dry run's time budget (SQLite progress handler).
+_PROGRESS_STEPS = 100
+
+#: The savepoint a dry run works in.
+_DRY_RUN = "jpa_dry_run"
+
+
+class DryRunStopped(Exception):
+    """The dry run's time budget was spent."""
+
+
+@contextlib.contextmanager
+def sqlite_rolled_back(database: Database, seconds: float) -> Iterator[DryRunScope]:
+    """A SQLite connection inside a savepoint that is always rolled back; time-bounded.
+
+    SQLite itself is interrupted once ``seconds`` are spent (a progress handler), and the
+    scope's ``check()`` raises :class:`DryRunStopped` for Python-side loops.
+    """
+    deadline = Deadline(seconds)
+    with database.engine.connect() as connection:
+        connection.begin()  # the engine's own begin hooks first (see run_transaction)
+        had_one = driver_in_transaction(connection)
+        raw = connection.connection.dbapi_connection
+        set_handler: Callable[..., None] | None = getattr(raw, "set_progress_handler", None)
+        if set_handler is not None:
+            set_handler(lambda: 1 if deadline.passed() else 0, _PROGRESS_STEPS)
+        try:
+            connection.exec_driver_sql(f"SAVEPOINT {_DRY_RUN}")
+            yield DryRunScope(connection, deadline)
+        finally:
+            if set_handler is not None:
+                set_handler(None, 0)
+            _roll_back(connection, had_one)
+
+
+@contextlib.contextmanager
+def rolled_back_within(connection: Connection) -> Iterator[DryRunScope]:
+    """A savepoint inside the run's own transaction, rolled back and released at the end.
+
+    The run repeats its dry run here, under its write lock, before it really executes;
+    there is no time budget (the run itself has none either).
+    """
+    connection.exec_driver_sql(f"SAVEPOINT {_DRY_RUN}")
+    try:
+        yield DryRunScope(connection, Deadline(math.inf))
+    finally:
+        # Fails only if SQLite rolled the whole transaction back: then the run fails too.
+        connection.exec_driver_sql(f"ROLLBACK TO SAVEPOINT {_DRY_RUN}")
+        connection.exec_driver_sql(f"RELEASE SAVEPOINT {_DRY_RUN}")
+
+
+def _roll_back(connection: Connection, had_one: bool) -> None:
+    """Undo the dry run and end its transaction; the connection goes back to the pool.
+
+    ``had_one``: the driver had a transaction open before the dry run's savepoint. Whether
+    one is open afterwards says nothing about the dry run (Python 3.12's autocommit=False
+    opens the next right after every rollback). What matters is whether the dry run's
+    changes are gone: the connection is thrown away only if that is unsure (for an
+    in-memory database with one kept connection, that would lose its content).
+    """
+    sa = require("sqlalchemy", "run SQL")
+    try:
+        connection.exec_driver_sql(f"ROLLBACK TO SAVEPOINT {_DRY_RUN}")
+        # Ends the transaction if the savepoint opened it (a driver in autocommit mode
+        # would not end it on rollback()); inside an outer one it only drops the savepoint.
+        connection.exec_driver_sql(f"RELEASE SAVEPOINT {_DRY_RUN}")
+        undone = True
+    except sa.exc.SQLAlchemyError:
+        # No savepoint any more: SQLite rolled the whole transaction back (e.g. the dry
+        # run was interrupted). Roll back whatever may still be open, in SQL, since a
+        # driver in autocommit mode ignores rollback(); it fails if nothing is open.
+        with contextlib.suppress(sa.exc.SQLAlchemyError):
+            connection.exec_driver_sql("ROLLBACK")
+        undone = not driver_in_transaction(connection)
+        if undone and had_one:
+            # autocommit=False's rollback() fails if there is no transaction to end.
+            connection.exec_driver_sql("BEGIN")
+    try:
+        connection.rollback()  # SQLAlchemy's and the driver's own
+    except sa.exc.SQLAlchemyError:
+        undone = False
+    if not undone:
+        # The dry run's changes may still be there: never hand this connection back.
+        connection.invalidate()
+
+
+class DryRunScope:
+    """The connection of a dry run and its time budget."""
+
+    def __init__(self, connection: Connection, deadline: Deadline) -> None:
+        self.connection = connection
+        self.deadline = deadline
+
+    def check(self) -> None:
+        """Raise DryRunStopped once the time budget is spent."""
+        if self.deadline.passed():
+            raise DryRunStopped
+
+    def undo(self) -> None:
+        """Undo what the dry run changed so far, staying inside the savepoint."""
+        self.connection.exec_driver_sql(f"ROLLBACK TO SAVEPOINT {_DRY_RUN}")
 
 
 @dataclass(frozen=True)

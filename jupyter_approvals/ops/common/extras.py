@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from ..core.errors import ApprovalMissingDependency
+from ...core.errors import ApprovalMissingDependency
 
 #: Which extra of jupyter-approvals brings each optional module.
 EXTRA_OF_MODULE: dict[str, str] = {

@@ -8,7 +8,7 @@ the files named in the argv, and a sha256 of the complete environment the comman
 or any environment variable set, changed or removed in the kernel after the preview, refuses
 with APPROVAL_FINGERPRINT_MISMATCH and nothing runs.
 
-The card hides values that look secret (see :mod:`.shell_preview`); the fingerprint covers
+The card hides values that look secret (see :mod:`.preview`); the fingerprint covers
 the real command, input and environment.
 
 The command runs with :func:`subprocess.run`; it returns the ``CompletedProcess`` with its
@@ -21,20 +21,20 @@ not raised: check ``returncode``. A timeout kills the command and raises
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..core.fingerprint import FileContent
-from ..core.lease import require_lease
-from ..kernel.gate import protected
-from ._refusal import invalid_argument
-from .shell_preview import MAX_NAMED_FILES, SHELL, shell_preview, shell_summary
+from ...core.fingerprint import FileContent
+from ...core.lease import require_lease
+from ...kernel.gate import protected
+from ..common.environment import child_environment, environment_digest
+from ..common.refusal import invalid_argument
+from .preview import MAX_NAMED_FILES, SHELL, shell_preview, shell_summary
 
-__all__ = ["SHELL", "environment_digest", "run_command"]
+__all__ = ["SHELL", "run_command"]
 
 
 _invalid = invalid_argument
@@ -175,26 +175,6 @@ def _check_env(env: Any) -> dict[str, str | None]:
     return dict(sorted(changes.items()))
 
 
-def _child_env(changes: Mapping[str, str | None]) -> dict[str, str]:
-    """The kernel's environment with ``changes`` applied: what the command runs with."""
-    environment = dict(os.environ)
-    for name, value in changes.items():
-        if value is None:
-            environment.pop(name, None)
-        else:
-            environment[name] = value
-    return environment
-
-
-def environment_digest(environment: Mapping[str, str]) -> str:
-    """sha256 over the sorted ``name=value`` pairs of ``environment`` (NUL-separated)."""
-    digest = hashlib.sha256()
-    for name, value in sorted(environment.items()):
-        # os.environ holds undecodable bytes as surrogates; surrogateescape gives them back.
-        digest.update(f"{name}={value}".encode("utf-8", "surrogateescape") + b"\0")
-    return digest.hexdigest()
-
-
 def _executable(
     command: str | list[str], cwd: str, env: Mapping[str, str | None], shell: bool, **_: Any
 ) -> str:
@@ -212,7 +192,7 @@ def _executable(
                 executable=path,
             )
         return path
-    search = _child_env(env).get("PATH", os.defpath)
+    search = child_environment(env).get("PATH", os.defpath)
     found = shutil.which(program, path=search)
     if found is None:
         raise _invalid(
@@ -254,7 +234,7 @@ def _subject(
         "executable": executable,
         "content": FileContent(executable),
         "named_files": [{"path": path, "content": FileContent(path)} for path in named],
-        "environment_sha256": environment_digest(_child_env(env)),
+        "environment_sha256": environment_digest(child_environment(env)),
     }
 
 
@@ -287,7 +267,7 @@ def _preview(
         input=input,
         executable=_executable(command, cwd, env, shell),
         named=_named_files(command, cwd, shell),
-        environment_size=len(_child_env(env)),
+        environment_size=len(child_environment(env)),
     )
 
 
@@ -328,7 +308,7 @@ def run_command(
     done = subprocess.run(
         argv,
         cwd=cwd_text,
-        env=_child_env(changes),
+        env=child_environment(changes),
         shell=shell,
         executable=executable,
         timeout=timeout,

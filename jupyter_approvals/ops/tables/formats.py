@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._extras import require
+from ..common.extras import require
 
 #: Formats by name, and the suffixes that choose them when no format is given.
 FORMATS = ("csv", "parquet")

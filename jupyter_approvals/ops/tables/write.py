@@ -16,14 +16,14 @@ from collections.abc import Hashable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..core.atomic import atomic_path
-from ..core.errors import ApprovalInvalidArgument
-from ..core.lease import require_lease
-from ..kernel.gate import protected
-from ..kernel.handoff import peek, recall, remember
-from ._preview import Deadline, PreviewText, plural
-from .files_state import FileState, read_state
-from .table_formats import (
+from ...core.atomic import atomic_path
+from ...core.errors import ApprovalInvalidArgument
+from ...core.lease import require_lease
+from ...kernel.gate import protected
+from ...kernel.handoff import peek, recall, remember
+from ...previews.text import Deadline, PreviewText, plural
+from ..common.files_state import FileState, read_state
+from .formats import (
     FORMATS,
     LABELS,
     READ_LIMIT_BYTES,
@@ -32,7 +32,7 @@ from .table_formats import (
     require_pandas,
     write_frame,
 )
-from .table_preview import HEAD_ROWS, add_changes, add_csv_changes, head_lines
+from .preview import HEAD_ROWS, add_changes, add_csv_changes, head_lines
 
 __all__ = ["write_table"]
 

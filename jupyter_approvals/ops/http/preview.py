@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import hashlib
 
-from ._preview import Deadline, PreviewText, size_text
-from .redact import redact_form, redact_json_text
+from ...previews.text import Deadline, PreviewText, size_text
+from ..common.redact import redact_form, redact_json_text
 
 __all__ = ["BODY_PREVIEW_BYTES", "JSON_PREVIEW_BYTES", "body_preview"]
 

@@ -6,7 +6,7 @@ path it removes, a move names both ends and whether something is replaced. Each 
 covers the current state of what it touches (content and mode of the file written, the whole
 tree deleted or moved, the destination), so a change after the preview refuses the run.
 The preview shows what the approval covers: it is built from the same reading of the file
-system as the fingerprint (see :mod:`.files_state`), not from a second one.
+system as the fingerprint (see :mod:`..common.files_state`), not from a second one.
 """
 
 from __future__ import annotations
@@ -20,15 +20,15 @@ import shutil
 import stat
 from typing import Any
 
-from ..core.atomic import atomic_replace
-from ..core.lease import require_lease
-from ..kernel.gate import protected
-from ..kernel.handoff import peek, recall, remember
-from ._preview import Deadline, PreviewText, size_text
-from ._refusal import invalid_argument
-from .diff import MAX_DIFF_BYTES, add_diff_preview, is_binary
-from .file_tree import Entry, add_listing, describe, scan, tree_state
-from .files_state import FileState, read_state
+from ...core.atomic import atomic_replace
+from ...core.lease import require_lease
+from ...kernel.gate import protected
+from ...kernel.handoff import peek, recall, remember
+from ...previews.file_tree import Entry, add_listing, describe, scan, tree_state
+from ...previews.line_diff import MAX_DIFF_BYTES, add_diff_preview, is_binary
+from ...previews.text import Deadline, PreviewText, size_text
+from ..common.files_state import FileState, read_state
+from ..common.refusal import invalid_argument
 
 #: Bytes written per call, so a long write can be stopped between chunks.
 CHUNK = 1 << 20

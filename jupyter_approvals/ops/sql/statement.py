@@ -19,8 +19,8 @@ import functools
 import re
 from dataclasses import dataclass
 
-from ..core.errors import ApprovalInvalidArgument
-from ._refusal import invalid_argument
+from ...core.errors import ApprovalInvalidArgument
+from ..common.refusal import invalid_argument
 
 #: Statements that change rows: a dry run (rolled back) counts what they would change.
 DML = frozenset({"INSERT", "UPDATE", "DELETE", "REPLACE", "MERGE", "UPSERT"})

@@ -2,7 +2,7 @@
 
 A commit is approved for the index's tree (``git write-tree``), HEAD, the branch, the author
 and committer identity, and the git setting (program, environment, the config that starts
-hooks or signs, the content of the commit hooks that will run; see ``git_setting``).
+hooks or signs, the content of the commit hooks that will run; see :mod:`.setting`).
 Anything else staged or committed meanwhile, or a changed setting or hook, refuses the run with
 APPROVAL_FINGERPRINT_MISMATCH. Hooks run as usual; a commit they changed is named by
 GitCommitDiffers.
@@ -14,11 +14,11 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.lease import require_lease
-from ..kernel.gate import protected
-from ..kernel.handoff import recall, remember
-from ._preview import PREVIEW_BUDGET, PREVIEW_SECONDS, Deadline, PreviewText
-from .git_command import (
+from ...core.lease import require_lease
+from ...kernel.gate import protected
+from ...kernel.handoff import recall, remember
+from ...previews.text import PREVIEW_BUDGET, PREVIEW_SECONDS, Deadline, PreviewText
+from .command import (
     GitCommandFailed,
     GitCommitDiffers,
     current_branch,
@@ -30,7 +30,7 @@ from .git_command import (
     run_git,
     toplevel,
 )
-from .git_setting import COMMIT_HOOKS, GitSetting, commit_config, git_setting
+from .setting import COMMIT_HOOKS, GitSetting, commit_config, git_setting
 
 #: Seconds ``git commit`` may take, hooks included.
 COMMIT_SECONDS = 600.0

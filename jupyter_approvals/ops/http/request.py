@@ -34,13 +34,13 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, unquote, urljoin, urlsplit
 
-from ..core.errors import ApprovalRedirected
-from ..core.lease import require_lease
-from ..kernel.gate import protected
-from ._preview import PreviewText
-from ._refusal import invalid_argument
-from .http_preview import body_preview
-from .redact import redact_header, redact_url
+from ...core.errors import ApprovalRedirected
+from ...core.lease import require_lease
+from ...kernel.gate import protected
+from ...previews.text import PreviewText
+from ..common.redact import redact_header, redact_url
+from ..common.refusal import invalid_argument
+from .preview import body_preview
 
 __all__ = ["REDIRECT_STATUSES", "HttpResponse", "http_request"]
 

@@ -1,7 +1,7 @@
 """The card of ``run_command``: summary and preview, bounded, with secrets hidden.
 
 What a person reads is the command with the values that look secret hidden (see
-:func:`~jupyter_approvals.ops.redact.redact_argv`), the program that runs, the directory,
+:func:`~jupyter_approvals.ops.common.redact.redact_argv`), the program that runs, the directory,
 the standard input (shown like command lines), the timeout and the environment. The
 fingerprint covers the real, unredacted command and input.
 """
@@ -12,8 +12,8 @@ import os
 import shlex
 from collections.abc import Mapping
 
-from ._preview import LINE_BUDGET, PreviewText, plural, size_text
-from .redact import (
+from ...previews.text import LINE_BUDGET, PreviewText, plural, size_text
+from ..common.redact import (
     is_secret_name,
     redact_argv,
     redact_command_line,
