@@ -32,13 +32,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jupyter_approvals.core import _fingerprint_encoding as encoding
 from jupyter_approvals.core.errors import ApprovalUnfingerprintable
 from jupyter_approvals.core.fingerprint import (
     DOMAIN,
     FINGERPRINT_PREFIX,
     MAX_DEPTH,
     FileContent,
+    encoding,
     fingerprint,
     is_fingerprint,
     short_fingerprint,
@@ -1296,7 +1296,7 @@ def test_columns_hashed_on_several_threads_give_the_same_fingerprint(monkeypatch
     import numpy as np
     import pandas as pd
 
-    from jupyter_approvals.core import _fingerprint_pandas
+    from jupyter_approvals.core.fingerprint import pandas_values as _fingerprint_pandas
 
     # Given frames of every layout: mixed blocks, Fortran order, row slices, a refused dtype
     rng = np.random.default_rng(3)

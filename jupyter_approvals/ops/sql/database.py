@@ -28,9 +28,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ...core._fingerprint_builtins import EXACT_ENCODERS, encode
-from ...core._fingerprint_encoding import Sink
 from ...core.errors import ApprovalInvalidArgument, ApprovalMissingDependency
+from ...core.fingerprint import register
 from ..common.extras import require
 
 if TYPE_CHECKING:
@@ -69,12 +68,12 @@ class Database:
         return self.dialect == "sqlite"
 
 
-def _encode_database(value: Database, sink: Sink, depth: int) -> None:
+def _as_data(value: Database) -> dict[str, str]:
     # A database is fingerprinted as its redacted URL: never the engine, never a password.
-    encode({"database": value.url}, sink, depth)
+    return {"database": value.url}
 
 
-EXACT_ENCODERS[Database] = _encode_database
+register(Database, _as_data)
 
 
 def redacted_url(url: URL) -> str:

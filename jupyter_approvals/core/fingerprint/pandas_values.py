@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from jupyter_approvals.core._fingerprint_builtins import encode, put_zone
-from jupyter_approvals.core._fingerprint_encoding import (
+from .builtin_values import put_zone
+from .encoding import (
     Refused,
     Sink,
     enter,
@@ -27,7 +27,7 @@ from jupyter_approvals.core._fingerprint_encoding import (
     put_text,
     put_u64,
 )
-from jupyter_approvals.core._fingerprint_numpy import ELEMENT_KINDS, encode_array, raw_digest
+from .numpy_values import ELEMENT_KINDS, encode_array, raw_digest
 
 _MASKED_ARRAYS = (pd.arrays.IntegerArray, pd.arrays.FloatingArray, pd.arrays.BooleanArray)
 
@@ -68,11 +68,6 @@ def _put_datetime64(out: bytearray, value: np.datetime64 | np.timedelta64) -> No
     put_int(out, int(value.view("i8")))
 
 
-def _segment(refused: Refused, segment: str) -> Refused:
-    refused.segments.append(segment)
-    return refused
-
-
 def _encode_frame(frame: pd.DataFrame, sink: Sink, depth: int) -> None:
     enter(frame, sink, depth, mutable=True)
     try:
@@ -80,11 +75,11 @@ def _encode_frame(frame: pd.DataFrame, sink: Sink, depth: int) -> None:
         try:
             encode_index(frame.columns, sink, depth + 1)
         except Refused as refused:
-            raise _segment(refused, ".columns") from None
+            raise refused.at(".columns") from None
         try:
             encode_index(frame.index, sink, depth + 1)
         except Refused as refused:
-            raise _segment(refused, ".index") from None
+            raise refused.at(".index") from None
         width = frame.shape[1]
         put_u64(sink.out, width)
         hashed = _raw_columns_hashed_in_parallel(frame)
@@ -100,7 +95,7 @@ def _encode_frame(frame: pd.DataFrame, sink: Sink, depth: int) -> None:
                 label = frame.columns[position]
                 if isinstance(label, np.generic):
                     label = label.item()
-                raise _segment(refused, key_segment(label)) from None
+                raise refused.at(key_segment(label)) from None
             sink.spill()
     finally:
         sink.active.discard(id(frame))
@@ -111,13 +106,13 @@ def _encode_series(series: pd.Series, sink: Sink, depth: int) -> None:
     try:
         put_kind(sink.out, "pandas.Series")
         try:
-            encode(series.name, sink, depth + 1)
+            sink.dispatch(series.name, sink, depth + 1)
         except Refused as refused:
-            raise _segment(refused, ".name") from None
+            raise refused.at(".name") from None
         try:
             encode_index(series.index, sink, depth + 1)
         except Refused as refused:
-            raise _segment(refused, ".index") from None
+            raise refused.at(".index") from None
         encode_values(series, sink, depth + 1)
     finally:
         sink.active.discard(id(series))
@@ -139,7 +134,7 @@ def encode_index(index: pd.Index, sink: Sink, depth: int) -> None:
             try:
                 encode_values(index.get_level_values(level), sink, depth + 1)
             except Refused as refused:
-                raise _segment(refused, f".get_level_values({level})") from None
+                raise refused.at(f".get_level_values({level})") from None
     else:
         put_kind(out, "pandas.Index")
         _encode_name(index.name, sink, depth)
@@ -148,9 +143,9 @@ def encode_index(index: pd.Index, sink: Sink, depth: int) -> None:
 
 def _encode_name(name: object, sink: Sink, depth: int) -> None:
     try:
-        encode(name, sink, depth + 1)
+        sink.dispatch(name, sink, depth + 1)
     except Refused as refused:
-        raise _segment(refused, ".name") from None
+        raise refused.at(".name") from None
 
 
 #: Below this many bytes of plain numeric columns, hashing them on one thread is fast enough.
@@ -206,7 +201,7 @@ def encode_values(holder: Any, sink: Sink, depth: int) -> None:
         try:
             encode_index(dtype.categories, sink, depth + 1)
         except Refused as refused:
-            raise _segment(refused, ".cat.categories") from None
+            raise refused.at(".cat.categories") from None
         encode_array(np.asarray(array.codes), sink, depth)
     elif isinstance(dtype, pd.DatetimeTZDtype):
         out += b"z"
@@ -233,7 +228,7 @@ def _encode_elements(array: Any, sink: Sink, depth: int) -> None:
     position = 0
     try:
         for position, item in enumerate(array):  # noqa: B007 (position is used on error)
-            encode(item, sink, depth + 1)
+            sink.dispatch(item, sink, depth + 1)
             sink.spill()
     except Refused as refused:
-        raise _segment(refused, f"[{position}]") from None
+        raise refused.at(f"[{position}]") from None

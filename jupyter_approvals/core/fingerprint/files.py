@@ -1,15 +1,7 @@
-"""Content fingerprints: what a person approved, reduced to one sha256 digest.
+"""Files in a subject: :class:`FileContent`, fingerprinted as the file's current content.
 
-An approval is bound to ``fingerprint(subject)``. The subject is encoded into a canonical,
-type-tagged, length-prefixed byte stream (``docs/protocol.md``, section 1, is the exact
-specification) that is fed piece by piece into one ``hashlib.sha256``. Bulk content (bytes,
-array data, DataFrame columns, files) enters that stream as its own sha256 digest, so a
-large subject costs about one sha256 pass and never needs a second copy in memory.
-
-Only types with a defined encoding are accepted; anything else raises
-:class:`~jupyter_approvals.core.errors.ApprovalUnfingerprintable` naming the type and where
-in the subject it was found. numpy and pandas are optional: they are imported only when a
-value whose type comes from them is met.
+The file is read when the subject is fingerprinted, in chunks, into one sha256: its content
+enters the encoding as its size and digest, never as a copy in memory.
 """
 
 from __future__ import annotations
@@ -17,61 +9,9 @@ from __future__ import annotations
 import hashlib
 import os
 import pathlib
-import re
 import stat
-from typing import Final
 
-from jupyter_approvals.core._fingerprint_builtins import EXACT_ENCODERS, encode
-from jupyter_approvals.core._fingerprint_encoding import (
-    CHUNK,
-    DOMAIN,
-    MAX_DEPTH,
-    Refused,
-    Sink,
-    put_digest,
-)
-
-__all__ = [
-    "DOMAIN",
-    "FINGERPRINT_PREFIX",
-    "MAX_DEPTH",
-    "FileContent",
-    "fingerprint",
-    "is_fingerprint",
-    "short_fingerprint",
-]
-
-FINGERPRINT_PREFIX: Final = "sha256:"
-
-_FINGERPRINT_RE = re.compile(r"sha256:[0-9a-f]{64}")
-
-
-def fingerprint(subject: object) -> str:
-    """Return ``"sha256:<64 hex>"`` for ``subject``.
-
-    Raises ApprovalUnfingerprintable when some part of ``subject`` has no defined encoding;
-    its details carry ``type`` and, for a nested part, ``path`` (e.g. ``arguments.df.b[3]``).
-    """
-    hasher = hashlib.sha256(DOMAIN)
-    sink = Sink(hasher, set())
-    try:
-        encode(subject, sink, 0)
-    except Refused as refused:
-        raise refused.to_error() from None
-    hasher.update(sink.out)
-    return FINGERPRINT_PREFIX + hasher.hexdigest()
-
-
-def short_fingerprint(fp: str) -> str:
-    """The first 12 hex digits of a fingerprint, for display; ValueError if ``fp`` is not one."""
-    if not is_fingerprint(fp):
-        raise ValueError(f"not a fingerprint: {fp!r:.80}")
-    return fp[len(FINGERPRINT_PREFIX) : len(FINGERPRINT_PREFIX) + 12]
-
-
-def is_fingerprint(text: object) -> bool:
-    """True exactly when ``text`` is a str: ``"sha256:"`` then 64 lowercase hex digits."""
-    return type(text) is str and _FINGERPRINT_RE.fullmatch(text) is not None
+from .encoding import CHUNK, Refused, Sink, put_digest
 
 
 class FileContent:
@@ -98,7 +38,7 @@ class FileContent:
         return hash((FileContent, self.path))
 
 
-def _encode_file_content(value: FileContent, sink: Sink, depth: int) -> None:
+def encode_file_content(value: FileContent, sink: Sink, depth: int) -> None:
     sink.out += b"K"
     read = _read_file_digest(value.path)
     if read is None:
@@ -143,4 +83,5 @@ def _read_file_digest(path: pathlib.Path) -> tuple[int, bytes] | None:
     return size, hasher.digest()
 
 
-EXACT_ENCODERS[FileContent] = _encode_file_content
+# Its public home is the package: error messages and reprs name it there.
+FileContent.__module__ = "jupyter_approvals.core.fingerprint"

@@ -1,10 +1,11 @@
 """The byte-level layer of the fingerprint encoding, shared by every encoder.
 
 It holds the constants of the format, the :class:`Sink` that streams encoded pieces into
-the hasher, :class:`Refused` (a value with no encoding, and where it was found), the writers
-of length-prefixed pieces and the depth and cycle guard of containers. It knows no value
-types: ``_fingerprint_builtins.py`` encodes builtin values and dispatches to the numpy and
-pandas parts, which build on this module too. ``fingerprint.py`` holds the public API;
+the hasher (and encodes nested values through the dispatch it was given), :class:`Refused`
+(a value with no encoding, and where it was found), the writers of length-prefixed pieces and
+the depth and cycle guard of containers. It knows no value types: :mod:`.builtin_values`,
+:mod:`.files`, :mod:`.numpy_values` and :mod:`.pandas_values` encode them, :mod:`.dispatch`
+picks one per value, and the package's ``__init__`` holds the public API.
 ``docs/protocol.md`` section 1 is the specification of every byte written here.
 """
 
@@ -12,9 +13,10 @@ from __future__ import annotations
 
 import hashlib
 import struct
+from collections.abc import Callable
 from typing import Any, Final
 
-from jupyter_approvals.core.errors import ApprovalUnfingerprintable
+from ..errors import ApprovalUnfingerprintable
 
 #: Domain prefix hashed before the encoded subject; a new encoding gets a new version.
 DOMAIN: Final = b"jupyter-approvals/fingerprint/v1\n"
@@ -38,6 +40,14 @@ class Refused(Exception):
         self.reason = reason
         self.segments: list[str] = []
 
+    def at(self, segment: str) -> Refused:
+        """Add where the refused value sits in its container (on the way up); return self.
+
+        The one way every container reports a path: ``raise refused.at("[3]")``.
+        """
+        self.segments.append(segment)
+        return self
+
     def to_error(self) -> ApprovalUnfingerprintable:
         path = "".join(reversed(self.segments)).removeprefix(".")
         where = f" at {path}" if path else ""
@@ -49,14 +59,28 @@ class Refused(Exception):
 
 
 class Sink:
-    """Buffers small pieces and streams them into the hasher (or only collects them)."""
+    """Buffers small pieces and streams them into the hasher (or only collects them).
 
-    __slots__ = ("active", "hasher", "out")
+    ``dispatch`` encodes one value into a sink; containers call :meth:`encode` for their
+    items, so no encoder module needs to import the dispatch (which imports them).
+    """
 
-    def __init__(self, hasher: hashlib._Hash | None, active: set[int]) -> None:
+    __slots__ = ("active", "dispatch", "hasher", "out")
+
+    def __init__(
+        self,
+        hasher: hashlib._Hash | None,
+        active: set[int],
+        dispatch: Callable[[object, Sink, int], None],
+    ) -> None:
         self.out = bytearray()
         self.hasher = hasher
         self.active = active  # ids of the mutable containers being encoded (cycle guard)
+        self.dispatch = dispatch
+
+    def encode(self, value: object, depth: int) -> None:
+        """Append the encoding of ``value``, found at nesting level ``depth``."""
+        self.dispatch(value, self, depth)
 
     def spill(self) -> None:
         if self.hasher is not None and len(self.out) >= FLUSH_AT:
@@ -74,7 +98,7 @@ class Sink:
 
     def child(self) -> Sink:
         """A collecting sink, for keys and set elements that are sorted by their encoding."""
-        return Sink(None, self.active)
+        return Sink(None, self.active, self.dispatch)
 
 
 def type_name(value_type: type) -> str:

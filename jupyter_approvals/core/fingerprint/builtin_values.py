@@ -1,18 +1,15 @@
-"""The fingerprint encoding of builtin values, and the dispatch from a value to its encoder.
+"""The fingerprint encoding of builtin values.
 
-:func:`encode` picks an encoder by the exact type of the value: ``EXACT_ENCODERS`` covers
+``BUILTIN_ENCODERS`` maps each builtin type with an encoding, by exact type, to its encoder:
 None, bool, int, float, complex, str, bytes, memoryview, list, tuple, dict, set, frozenset,
-paths, dates and times, timedeltas and decimals (``fingerprint.py`` adds ``FileContent``).
-Any other value is resolved by its type: enum members get the enum encoding, numpy and
-pandas values go to their parts (imported only once such a value is met), and everything
-else is refused. The time zone writer :func:`put_zone` is shared with the pandas part.
-Pieces are written with ``_fingerprint_encoding.py``; ``docs/protocol.md`` section 1 is the
-specification of every byte written here.
+paths, dates and times, timedeltas and decimals; :func:`encode_enum` encodes enum members.
+Nested values are encoded through the sink (:meth:`.encoding.Sink.encode`), so this module
+never imports the dispatch. The time zone writer :func:`put_zone` is shared with the pandas
+part. ``docs/protocol.md`` section 1 is the specification of every byte written here.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import decimal
 import enum
@@ -20,11 +17,12 @@ import hashlib
 import itertools
 import pathlib
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from operator import itemgetter
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Final
 
-from jupyter_approvals.core._fingerprint_encoding import (
+from .encoding import (
     CHUNK,
     FLUSH_AT,
     U64,
@@ -47,14 +45,6 @@ _ONE_MICROSECOND = dt.timedelta(microseconds=1)
 
 #: An encoder appends the encoding of its value to the sink; the int is the nesting depth.
 Encoder = Callable[[Any, Sink, int], None]
-
-
-def encode(value: object, sink: Sink, depth: int) -> None:
-    """Append the canonical encoding of ``value``."""
-    encoder = EXACT_ENCODERS.get(type(value))
-    if encoder is None:
-        encoder = _resolve(value)
-    encoder(value, sink, depth)
 
 
 def _f64(number: float) -> bytes:
@@ -129,12 +119,12 @@ def _sequence_encoder(tag: bytes, *, mutable: bool) -> Encoder:
         try:
             sink.out += tag
             sink.out += U64(len(value))
+            dispatch, inner = sink.dispatch, depth + 1  # bound once: the loop runs per item
             for index, item in enumerate(value):  # noqa: B007 (index is used on error)
-                encode(item, sink, depth + 1)
+                dispatch(item, sink, inner)
                 sink.spill()
         except Refused as refused:
-            refused.segments.append(f"[{index}]")
-            raise
+            raise refused.at(f"[{index}]") from None
         finally:
             sink.active.discard(id(value))
 
@@ -145,13 +135,13 @@ def _enc_dict(value: dict[Any, Any], sink: Sink, depth: int) -> None:
     enter(value, sink, depth, mutable=True)
     try:
         entries: list[tuple[bytes, Any, Any]] = []
+        dispatch, inner = sink.dispatch, depth + 1  # bound once: the loops run per entry
         for key, item in list(value.items()):
             key_sink = sink.child()
             try:
-                encode(key, key_sink, depth + 1)
+                dispatch(key, key_sink, inner)
             except Refused as refused:
-                refused.segments.append("[<key>]")
-                raise
+                raise refused.at("[<key>]") from None
             entries.append((bytes(key_sink.out), key, item))
         entries.sort(key=itemgetter(0))
         for before, after in itertools.pairwise(entries):
@@ -162,10 +152,9 @@ def _enc_dict(value: dict[Any, Any], sink: Sink, depth: int) -> None:
         for encoded_key, key, item in entries:
             sink.out += encoded_key
             try:
-                encode(item, sink, depth + 1)
+                dispatch(item, sink, inner)
             except Refused as refused:
-                refused.segments.append(key_segment(key))
-                raise
+                raise refused.at(key_segment(key)) from None
             sink.spill()
     finally:
         sink.active.discard(id(value))
@@ -178,10 +167,9 @@ def _set_encoder(tag: bytes) -> Encoder:
         for element in value:
             element_sink = sink.child()
             try:
-                encode(element, element_sink, depth + 1)
+                element_sink.dispatch(element, element_sink, depth + 1)
             except Refused as refused:
-                refused.segments.append("[<element>]")
-                raise
+                raise refused.at("[<element>]") from None
             encoded.append(bytes(element_sink.out))
         encoded.sort()
         sink.out += tag
@@ -235,8 +223,7 @@ def _enc_time(value: dt.time, sink: Sink, depth: int) -> None:
     try:
         put_zone(sink.out, value.tzinfo)
     except Refused as refused:
-        refused.segments.append(".tzinfo")
-        raise
+        raise refused.at(".tzinfo") from None
 
 
 def _enc_datetime(value: dt.datetime, sink: Sink, depth: int) -> None:
@@ -245,8 +232,7 @@ def _enc_datetime(value: dt.datetime, sink: Sink, depth: int) -> None:
     try:
         put_zone(sink.out, value.tzinfo)
     except Refused as refused:
-        refused.segments.append(".tzinfo")
-        raise
+        raise refused.at(".tzinfo") from None
     if value.tzinfo is not None:
         offset = value.utcoffset()
         if offset is None:
@@ -271,81 +257,41 @@ def _enc_decimal(value: decimal.Decimal, sink: Sink, depth: int) -> None:
     put_int(sink.out, exponent)
 
 
-def _enc_enum(value: enum.Enum, sink: Sink, depth: int) -> None:
+def encode_enum(value: enum.Enum, sink: Sink, depth: int) -> None:
     enter(value, sink, depth, mutable=False)
     sink.out += b"M"
     put_text(sink.out, type_name(type(value)))
     try:
-        encode(value.value, sink, depth + 1)
+        sink.dispatch(value.value, sink, depth + 1)
     except Refused as refused:
-        refused.segments.append(".value")
-        raise
+        raise refused.at(".value") from None
 
 
-def _enc_numpy(value: object, sink: Sink, depth: int) -> None:
-    from jupyter_approvals.core import _fingerprint_numpy
-
-    _fingerprint_numpy.encode_numpy(value, sink, depth)
-
-
-def _enc_pandas(value: object, sink: Sink, depth: int) -> None:
-    from jupyter_approvals.core import _fingerprint_pandas
-
-    _fingerprint_pandas.encode_pandas(value, sink, depth)
-
-
-_BUILTIN_BASES: tuple[type, ...] = (
-    *(int, float, complex, str, bytes, bytearray, list, tuple, dict, set, frozenset),
-    *(dt.datetime, dt.date, dt.time, dt.timedelta, decimal.Decimal, pathlib.PurePath),
+#: The encoder of each builtin type, by exact type (a subclass is not its base).
+BUILTIN_ENCODERS: Final[Mapping[type, Encoder]] = MappingProxyType(
+    {
+        type(None): _enc_none,
+        bool: _enc_bool,
+        int: _enc_int,
+        float: _enc_float,
+        complex: _enc_complex,
+        str: _enc_str,
+        bytes: _enc_bytes,
+        bytearray: _enc_bytes,
+        memoryview: _enc_memoryview,
+        list: _sequence_encoder(b"L", mutable=True),
+        tuple: _sequence_encoder(b"T", mutable=False),
+        dict: _enc_dict,
+        set: _set_encoder(b"E"),
+        frozenset: _set_encoder(b"Z"),
+        pathlib.PurePosixPath: _path_encoder(b"p"),
+        pathlib.PosixPath: _path_encoder(b"p"),
+        pathlib.PureWindowsPath: _path_encoder(b"w"),
+        pathlib.WindowsPath: _path_encoder(b"w"),
+        dt.date: _enc_date,
+        dt.time: _enc_time,
+        dt.datetime: _enc_datetime,
+        dt.timedelta: _enc_timedelta,
+        decimal.Decimal: _enc_decimal,
+    }
 )
-
-
-def _resolve(value: object) -> Encoder:
-    value_type = type(value)
-    module = getattr(value_type, "__module__", None)
-    package = module.partition(".")[0] if isinstance(module, str) else ""
-    if package == "numpy":
-        return _enc_numpy
-    if package == "pandas":
-        return _enc_pandas
-    if isinstance(value, enum.Enum):
-        return _enc_enum
-    reason = "no fingerprint encoding is defined for this type"
-    if dataclasses.is_dataclass(value):
-        reason += "; convert it to plain data first (e.g. dataclasses.asdict)"
-    else:
-        for base in _BUILTIN_BASES:
-            if isinstance(value, base):
-                reason += (
-                    f"; a subclass of {type_name(base)} is not treated as its base type: "
-                    f"convert the value to a plain {base.__name__} first"
-                )
-                break
-    raise Refused(value_type, reason)
-
-
-EXACT_ENCODERS: dict[type, Encoder] = {
-    type(None): _enc_none,
-    bool: _enc_bool,
-    int: _enc_int,
-    float: _enc_float,
-    complex: _enc_complex,
-    str: _enc_str,
-    bytes: _enc_bytes,
-    bytearray: _enc_bytes,
-    memoryview: _enc_memoryview,
-    list: _sequence_encoder(b"L", mutable=True),
-    tuple: _sequence_encoder(b"T", mutable=False),
-    dict: _enc_dict,
-    set: _set_encoder(b"E"),
-    frozenset: _set_encoder(b"Z"),
-    pathlib.PurePosixPath: _path_encoder(b"p"),
-    pathlib.PosixPath: _path_encoder(b"p"),
-    pathlib.PureWindowsPath: _path_encoder(b"w"),
-    pathlib.WindowsPath: _path_encoder(b"w"),
-    dt.date: _enc_date,
-    dt.time: _enc_time,
-    dt.datetime: _enc_datetime,
-    dt.timedelta: _enc_timedelta,
-    decimal.Decimal: _enc_decimal,
-}

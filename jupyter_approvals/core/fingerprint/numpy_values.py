@@ -14,8 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from jupyter_approvals.core._fingerprint_builtins import encode
-from jupyter_approvals.core._fingerprint_encoding import (
+from .encoding import (
     Refused,
     Sink,
     enter,
@@ -118,11 +117,10 @@ def _encode_elements(array: npt.NDArray[Any], sink: Sink, depth: int) -> None:
     index = 0
     try:
         for index, item in enumerate(array.reshape(-1)):  # noqa: B007 (index is used on error)
-            encode(item, sink, depth + 1)
+            sink.dispatch(item, sink, depth + 1)
             sink.spill()
     except Refused as refused:
-        refused.segments.append(index_segment(array.shape, index))
-        raise
+        raise refused.at(index_segment(array.shape, index)) from None
     finally:
         sink.active.discard(id(array))
 
