@@ -1,9 +1,11 @@
-"""What a well-formed decision message is, checked before the store looks at any request."""
+"""What a well-formed decision message is (checked before the store looks at any request),
+and which requests can still be decided."""
 
 from __future__ import annotations
 
 from . import errors
 from .fingerprint import is_fingerprint
+from .model import Status
 
 #: The only two answers a person can give.
 DECISIONS = ("approve", "reject")
@@ -33,3 +35,23 @@ def check_decision(
             limit=max_reason,
         )
     return str(decision), str(fingerprint), reason
+
+
+def check_still_pending(request_id: str, status: Status) -> None:
+    """Refuse a decision for a request that is no longer waiting for one."""
+    if status is Status.TIMED_OUT:
+        raise errors.ApprovalTimedOut(
+            "This request timed out before the decision arrived; nothing will run.",
+            request_id=request_id,
+        )
+    if status is Status.WITHDRAWN:
+        raise errors.ApprovalWithdrawn(
+            "The caller withdrew this request before the decision arrived.",
+            request_id=request_id,
+        )
+    if status is not Status.PENDING:
+        raise errors.ApprovalAlreadyDecided(
+            f"This request is already {status.value}; one decision per request.",
+            request_id=request_id,
+            status=status.value,
+        )

@@ -8,19 +8,17 @@ frontend, and turns its events into journal lines, card updates and comm message
 
 from __future__ import annotations
 
-import secrets
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 from . import errors, redemption
-from .decision import check_decision
+from .decision import check_decision, check_still_pending
 from .events import EventedState
 from .lease import issue_lease
 from .model import Approval, Lease, Origin, Request, RequestInfo, Status
 from .outcomes import ended_outcome
 from .policy import Clock, Limits, SystemClock, enforced
-from .visible import make_visible
+from .request_table import RequestTable, new_request
 
 #: ``guard(request_id, decision, fingerprint, reason)`` raises to refuse a decision.
 DecisionGuard = Callable[[str, str, str, str], None]
@@ -42,9 +40,7 @@ class ApprovalStore(EventedState[RequestInfo]):
         #: frontend message being handled at that moment (kernel/frontend.py).
         self.decision_guard = decision_guard
         self.clock: Clock = clock or SystemClock()
-        self._live: dict[str, Request] = {}
-        self._ended: OrderedDict[str, Request] = OrderedDict()
-        self._issued: dict[str, Approval] = {}
+        self._table = RequestTable(self.limits.max_ended_kept)
 
     def _before_change(self) -> None:
         self._sweep_locked()
@@ -72,10 +68,10 @@ class ApprovalStore(EventedState[RequestInfo]):
         when the kernel already holds the maximum number of pending requests.
         """
         with self._transaction():
-            existing = self._find_live(action, fingerprint, Status.PENDING, owner)
+            existing = self._table.find(action, fingerprint, Status.PENDING, owner)
             if existing is not None:
                 return existing.info(), False
-            pending = sum(1 for r in self._live.values() if r.status is Status.PENDING)
+            pending = sum(1 for r in self._table.live.values() if r.status is Status.PENDING)
             if pending >= self.limits.max_pending:
                 raise errors.ApprovalTooManyPending(
                     f"{pending} requests are already waiting for a person in this kernel "
@@ -84,35 +80,27 @@ class ApprovalStore(EventedState[RequestInfo]):
                     pending=pending,
                     limit=self.limits.max_pending,
                 )
-            now, mono = self.clock.wall(), self.clock.monotonic()
-            # Escaped before the cut, so the limit holds for what the card really shows.
-            preview = make_visible(preview)
-            summary = make_visible(summary, keep_lines=False)
-            kept_preview = preview[: self.limits.max_preview_chars]
-            request = Request(
-                id=secrets.token_hex(8),
+            request = new_request(
+                self.limits,
+                self.clock.wall(),
+                self.clock.monotonic(),
                 action=action,
-                slot=slot if slot is not None else action,
-                summary=_clip(summary, self.limits.max_summary_chars),
-                preview=kept_preview,
-                preview_omitted=len(preview) - len(kept_preview),
                 fingerprint=fingerprint,
+                summary=summary,
+                preview=preview,
                 origin=origin or Origin(),
-                created_at=now,
-                expires_at=now + self.limits.request_timeout_s,
-                created_mono=mono,
-                deadline_mono=mono + self.limits.request_timeout_s,
+                slot=slot if slot is not None else action,
                 owner=owner,
                 function=function,
             )
-            self._live[request.id] = request
+            self._table.live[request.id] = request
             self._emit("requested", request)
             return request.info(), True
 
     def mark_shown(self, request_id: str) -> None:
         """Note when a person could first see the request; answer time is measured from it."""
         with self._transaction():
-            request = self._live.get(request_id)
+            request = self._table.live.get(request_id)
             if request is not None and request.shown_mono is None:
                 request.shown_mono = self.clock.monotonic()
 
@@ -135,23 +123,8 @@ class ApprovalStore(EventedState[RequestInfo]):
         if self.decision_guard is not None:
             self.decision_guard(request_id, answer, shown_fp, reason_text)
         with self._transaction():
-            request = self._get(request_id)
-            if request.status is Status.TIMED_OUT:
-                raise errors.ApprovalTimedOut(
-                    "This request timed out before the decision arrived; nothing will run.",
-                    request_id=request_id,
-                )
-            if request.status is Status.WITHDRAWN:
-                raise errors.ApprovalWithdrawn(
-                    "The caller withdrew this request before the decision arrived.",
-                    request_id=request_id,
-                )
-            if request.status is not Status.PENDING:
-                raise errors.ApprovalAlreadyDecided(
-                    f"This request is already {request.status.value}; one decision per request.",
-                    request_id=request_id,
-                    status=request.status.value,
-                )
+            request = self._table.get(request_id)
+            check_still_pending(request.id, request.status)
             if not redemption.same_fingerprint(shown_fp, request.fingerprint):
                 self._emit(
                     "refused",
@@ -197,7 +170,7 @@ class ApprovalStore(EventedState[RequestInfo]):
                     channel=channel,
                     latency_ms=latency_ms,
                 )
-                self._issued[request.id] = request.approval
+                self._table.issued[request.id] = request.approval
                 self._emit("approved", request)
             else:
                 request.code = errors.ApprovalRejected.code
@@ -208,7 +181,7 @@ class ApprovalStore(EventedState[RequestInfo]):
     def withdraw(self, request_id: str) -> RequestInfo:
         """The caller gives up on a pending or approved request; it can no longer run."""
         with self._transaction():
-            request = self._get(request_id)
+            request = self._table.get(request_id)
             if not request.status.live:
                 raise errors.ApprovalAlreadyDecided(
                     f"This request is already {request.status.value}; it cannot be withdrawn.",
@@ -228,7 +201,7 @@ class ApprovalStore(EventedState[RequestInfo]):
         """
         ended: list[RequestInfo] = []
         with self._transaction():
-            for request in list(self._live.values()):
+            for request in list(self._table.live.values()):
                 request.code = errors.ApprovalRejected.code
                 request.reason = reason
                 request.channel = channel
@@ -241,7 +214,7 @@ class ApprovalStore(EventedState[RequestInfo]):
     def dismiss(self, request_id: str) -> None:
         """The card was closed without a decision: a pending request ends, nothing runs."""
         with self._transaction():
-            request = self._live.get(request_id)
+            request = self._table.live.get(request_id)
             if request is not None and request.status is Status.PENDING:
                 request.code = errors.ApprovalDismissed.code
                 self._end(request, Status.DISMISSED)
@@ -263,10 +236,10 @@ class ApprovalStore(EventedState[RequestInfo]):
         """
         slot = slot if slot is not None else action
         with self._transaction():
-            approved = self._find_live(action, fingerprint, Status.APPROVED, owner)
+            approved = self._table.find(action, fingerprint, Status.APPROVED, owner)
             if approved is not None and approved.approval is not None:
                 return self._redeem_locked(approved.approval, action, fingerprint, owner)
-            for ended in reversed(self._ended.values()):
+            for ended in self._table.newest_ended():
                 if (
                     not ended.reported
                     and ended.action == action
@@ -276,10 +249,10 @@ class ApprovalStore(EventedState[RequestInfo]):
                 ):
                     ended.reported = True
                     raise outcome
-            pending = self._find_live(action, fingerprint, Status.PENDING, owner)
+            pending = self._table.find(action, fingerprint, Status.PENDING, owner)
             if pending is not None:
                 return pending.info()
-            for request in list(self._live.values()):
+            for request in list(self._table.live.values()):
                 stale = request.status is Status.APPROVED and (
                     request.fingerprint == fingerprint or request.slot == slot
                 )
@@ -313,11 +286,13 @@ class ApprovalStore(EventedState[RequestInfo]):
     def _redeem_locked(
         self, approval: object, action: str, fingerprint: str, owner: str | None
     ) -> Lease:
-        issued = self._issued.get(approval.request_id) if isinstance(approval, Approval) else None
+        issued = (
+            self._table.issued.get(approval.request_id) if isinstance(approval, Approval) else None
+        )
         if not isinstance(approval, Approval) or issued is not approval:
             raise redemption.not_issued(approval)
         redemption.check_scope_and_content(approval, action, fingerprint, owner)
-        request = self._live.get(approval.request_id) or self._ended.get(approval.request_id)
+        request = self._table.lookup(approval.request_id)
         if (
             request is None
             or request.status is Status.EXPIRED
@@ -332,13 +307,13 @@ class ApprovalStore(EventedState[RequestInfo]):
         if request.status is not Status.APPROVED:
             raise redemption.already_used(approval, request.status.value)
         request.status = Status.RUNNING
-        self._move_to_ended(request)
+        self._table.retire(request)
         return issue_lease(request.id, action, fingerprint)
 
     def finish(self, lease: Lease, error: BaseException | None = None) -> None:
         """Record how the run of ``lease`` ended: executed, or failed with ``error``."""
         with self._transaction():
-            request = self._ended.get(lease.request_id)
+            request = self._table.ended.get(lease.request_id)
             if request is None or request.status is not Status.RUNNING:
                 return
             if error is None:
@@ -353,7 +328,7 @@ class ApprovalStore(EventedState[RequestInfo]):
     def get(self, request_id: str) -> RequestInfo | None:
         """A snapshot of one request, live or recently ended."""
         with self._transaction():
-            request = self._live.get(request_id) or self._ended.get(request_id)
+            request = self._table.lookup(request_id)
             return request.info() if request else None
 
     def find_live(
@@ -362,7 +337,7 @@ class ApprovalStore(EventedState[RequestInfo]):
         """The pending or approved request of exactly this call, if any."""
         with self._transaction():
             for status in (Status.PENDING, Status.APPROVED):
-                request = self._find_live(action, fingerprint, status, owner)
+                request = self._table.find(action, fingerprint, status, owner)
                 if request is not None:
                     return request.info()
             return None
@@ -370,23 +345,23 @@ class ApprovalStore(EventedState[RequestInfo]):
     def approval(self, request_id: str) -> Approval | None:
         """The approval issued for a request, if it is approved and unused."""
         with self._transaction():
-            request = self._live.get(request_id)
+            request = self._table.live.get(request_id)
             return request.approval if request and request.status is Status.APPROVED else None
 
     def pending(self) -> list[RequestInfo]:
         """Snapshots of the requests waiting for a person, oldest first."""
         with self._transaction():
-            return [r.info() for r in self._live.values() if r.status is Status.PENDING]
+            return [r.info() for r in self._table.live.values() if r.status is Status.PENDING]
 
     def live(self) -> list[RequestInfo]:
         """Snapshots of pending and approved-but-unused requests, oldest first."""
         with self._transaction():
-            return [r.info() for r in self._live.values()]
+            return [r.info() for r in self._table.live.values()]
 
     def recent(self, limit: int = 20) -> list[RequestInfo]:
         """Snapshots of recently ended requests, newest first."""
         with self._transaction():
-            return [r.info() for r in reversed(self._ended.values())][:limit]
+            return [r.info() for r in self._table.newest_ended()][:limit]
 
     def sweep(self) -> None:
         """End requests and approvals whose time is up (also done on every other call)."""
@@ -395,34 +370,9 @@ class ApprovalStore(EventedState[RequestInfo]):
 
     # -- internals ---------------------------------------------------------------------
 
-    def _get(self, request_id: object) -> Request:
-        request = None
-        if isinstance(request_id, str):
-            request = self._live.get(request_id) or self._ended.get(request_id)
-        if request is None:
-            raise errors.ApprovalUnknownRequest(
-                f"No request {request_id!r} in this kernel (it may have ended long ago, or the "
-                "kernel restarted).",
-                request_id=request_id if isinstance(request_id, str) else None,
-            )
-        return request
-
-    def _find_live(
-        self, action: str, fingerprint: str, status: Status, owner: str | None
-    ) -> Request | None:
-        for request in self._live.values():
-            if (
-                request.status is status
-                and request.action == action
-                and request.owner == owner
-                and request.fingerprint == fingerprint
-            ):
-                return request
-        return None
-
     def _sweep_locked(self) -> None:
         mono = self.clock.monotonic()
-        for request in list(self._live.values()):
+        for request in list(self._table.live.values()):
             if request.status is Status.PENDING and mono >= request.deadline_mono:
                 request.code = errors.ApprovalTimedOut.code
                 self._end(request, Status.TIMED_OUT)
@@ -441,16 +391,4 @@ class ApprovalStore(EventedState[RequestInfo]):
 
     def _end(self, request: Request, status: Status) -> None:
         request.status = status
-        self._move_to_ended(request)
-
-    def _move_to_ended(self, request: Request) -> None:
-        self._live.pop(request.id, None)
-        self._ended[request.id] = request
-        self._ended.move_to_end(request.id)
-        while len(self._ended) > self.limits.max_ended_kept:
-            dropped_id, _ = self._ended.popitem(last=False)
-            self._issued.pop(dropped_id, None)
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+        self._table.retire(request)

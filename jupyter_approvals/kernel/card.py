@@ -13,6 +13,7 @@ ids and clock times, which the sanitize file in the repository masks.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +25,7 @@ from ..core.fingerprint import short_fingerprint
 from ..core.model import RequestInfo, Status, iso_utc
 
 if TYPE_CHECKING:
-    from .session import KernelSession
+    from .decisions import Decisions
 
 _ESM = (Path(__file__).parent / "card.js").read_text(encoding="utf-8")
 _CSS = (Path(__file__).parent / "card.css").read_text(encoding="utf-8")
@@ -64,7 +65,7 @@ _STATE_MESSAGES = {
 
 
 class ApprovalCard(anywidget.AnyWidget):
-    """One request's card. Created by the kernel session; never constructed by callers."""
+    """One request's card. Made by the kernel's card registry; never constructed by callers."""
 
     _esm = _ESM
     _css = _CSS
@@ -87,8 +88,18 @@ class ApprovalCard(anywidget.AnyWidget):
     journal_error = Unicode(help="Why the journal cannot be written, if it cannot.").tag(sync=True)
     min_answer_ms = Int(1000, help="Answers sooner than this are not counted.").tag(sync=True)
 
-    def __init__(self, session: KernelSession, info: RequestInfo) -> None:
-        self._session = session
+    def __init__(
+        self,
+        info: RequestInfo,
+        *,
+        decisions: Decisions,
+        journal_health: Callable[[], str],
+        project_root: Path,
+        min_answer_s: float,
+    ) -> None:
+        self._decisions = decisions
+        self._journal_health = journal_health
+        self._project_root = project_root
         self._info = info
         #: The execute request whose output shows this card last (one display per cell run).
         self.shown_in: str | None = None
@@ -100,7 +111,7 @@ class ApprovalCard(anywidget.AnyWidget):
             preview_omitted=info.preview_omitted,
             fingerprint=info.fingerprint,
             function=info.function,
-            min_answer_ms=int(session.limits.min_answer_s * 1000),
+            min_answer_ms=int(min_answer_s * 1000),
         )
         self.refresh(info)
         self.on_msg(self._on_frontend_message)
@@ -120,7 +131,7 @@ class ApprovalCard(anywidget.AnyWidget):
     ) -> None:
         """Show the request's current state (called on every store event for it)."""
         self._info = info
-        journal = self._session.journal
+        journal_problem = self._journal_health()
         with self.hold_sync():
             self.state = info.status.value
             self.message = _STATE_MESSAGES.get(info.status, info.status.value)
@@ -129,11 +140,11 @@ class ApprovalCard(anywidget.AnyWidget):
             self.reason = info.reason
             ends = info.approval_expires_at if info.status is Status.APPROVED else info.expires_at
             self.expires_at = iso_utc(ends) if ends else ""
-            self.origin = _origin_text(info, self._session.project_root)
+            self.origin = _origin_text(info, self._project_root)
             self.journal_error = (
-                f"The decision journal cannot be written ({journal.last_error}); decisions "
+                f"The decision journal cannot be written ({journal_problem}); decisions "
                 "still apply but are not being recorded."
-                if journal.last_append_ok is False
+                if journal_problem
                 else ""
             )
             if event == "refused" and info.status is Status.PENDING and fields:
@@ -146,7 +157,7 @@ class ApprovalCard(anywidget.AnyWidget):
         try:
             if op == "decide":
                 self._check_shown(content)
-                self._session.decide(
+                self._decisions.decide(
                     content.get("id"),
                     content.get("decision"),
                     content.get("fingerprint"),
@@ -155,13 +166,13 @@ class ApprovalCard(anywidget.AnyWidget):
                 )
                 self.notice = ""
             elif op == "dismiss":
-                self._session.dismiss(self._info.id, channel="card")
+                self._decisions.dismiss(self._info.id, channel="card")
         except errors.ApprovalError as exc:
             self.notice = f"{exc.code}: {exc.message}"
 
     def _check_shown(self, content: dict[str, Any]) -> None:
         request_id = content.get("id")
-        record = self._session.store.get(request_id) if isinstance(request_id, str) else None
+        record = self._decisions.get(request_id)
         shown = content.get("shown")
         if record is None or request_id != self._info.id:
             raise errors.ApprovalUnknownRequest(
@@ -177,9 +188,9 @@ class ApprovalCard(anywidget.AnyWidget):
 
     def close(self) -> None:
         """Closing the card ends a still-pending request without running it."""
-        session = getattr(self, "_session", None)
-        if session is not None and self._info.status is Status.PENDING:
-            session.dismiss(self._info.id, channel="card-closed")
+        decisions = getattr(self, "_decisions", None)
+        if decisions is not None and self._info.status is Status.PENDING:
+            decisions.dismiss(self._info.id, channel="card-closed")
         super().close()
 
     def close_quietly(self) -> None:

@@ -16,13 +16,14 @@ import json
 import logging
 import threading
 import uuid
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from ..core import errors
 
 if TYPE_CHECKING:
-    from .session import KernelSession
+    from .decisions import Decisions
 
 log = logging.getLogger("jupyter_approvals")
 
@@ -34,12 +35,17 @@ _CHANNELS = ("sidebar", "server", "comm")
 
 
 class CommEndpoint:
-    """Serves the comm target of one kernel session."""
+    """Serves the comm target of one kernel session.
 
-    def __init__(self, session: KernelSession) -> None:
+    ``decisions`` applies what frontends decide; ``listing`` gives the body of a
+    ``pending`` or ``changed`` message (everything but ``op``).
+    """
+
+    def __init__(self, decisions: Decisions, listing: Callable[[], dict[str, Any]]) -> None:
         import comm
 
-        self._session = session
+        self._decisions = decisions
+        self._listing_body = listing
         self._comms: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._manager = comm.get_comm_manager()
@@ -114,7 +120,7 @@ class CommEndpoint:
         reply: dict[str, Any] = {"op": "decided", "id": request_id}
         late = _past(data.get("not_after"))
         if late:
-            self._session.journal_refused_late(str(request_id)[:64], str(channel))
+            self._decisions.refused_late(str(request_id)[:64], str(channel))
             return {
                 **reply,
                 "ok": False,
@@ -124,7 +130,7 @@ class CommEndpoint:
                 "status": None,
             }
         try:
-            info = self._session.decide(
+            info = self._decisions.decide(
                 request_id,
                 data.get("decision"),
                 data.get("fingerprint"),
@@ -133,7 +139,7 @@ class CommEndpoint:
                 decided_by=data["decided_by"] if isinstance(data.get("decided_by"), str) else None,
             )
         except errors.ApprovalError as exc:
-            current = self._session.store.get(request_id) if isinstance(request_id, str) else None
+            current = self._decisions.get(request_id)
             return {
                 **reply,
                 "ok": False,
@@ -144,18 +150,7 @@ class CommEndpoint:
         return {**reply, "ok": True, "code": None, "message": "", "status": info.status.value}
 
     def _listing(self, op: str) -> dict[str, Any]:
-        journal = self._session.journal
-        return {
-            "op": op,
-            "protocol": PROTOCOL_VERSION,
-            "kernel_id": self._session.kernel_id,
-            "notebook_path": self._session.notebook_path,
-            "requests": [info.to_wire() for info in self._session.store.pending()],
-            "journal": {
-                "path": str(journal.path),
-                "error": journal.last_error if journal.last_append_ok is False else None,
-            },
-        }
+        return {"op": op, "protocol": PROTOCOL_VERSION, **self._listing_body()}
 
     def broadcast_changed(self) -> None:
         """Tell every open frontend comm the current pending list."""

@@ -1,48 +1,40 @@
-"""The approvals state of one kernel process: store, journal, cards, comm endpoint.
+"""The approvals state of one kernel process: it wires the store to the journal, the cards,
+the waiters and the comm endpoint.
 
-There is one :class:`KernelSession` per process, created on first use. It turns store events
-into journal lines, card updates and ``changed`` messages to frontends, and it is the only
-way a decision reaches the store from the kernel side, after the frontend check.
+There is one :class:`KernelSession` per process, created on first use. Store events fan out
+from here: a journal line (:mod:`.journaling`), the card's new state (:mod:`.cards`), waiters
+woken (:mod:`.waiters`) and a ``changed`` message to frontends (:mod:`.comm`). Decisions reach
+the store only through :mod:`.decisions`, after the frontend check.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from traitlets import TraitError
 
 from ..config import ApprovalsConfig
 from ..core import errors
-from ..core.journal import Journal
 from ..core.model import Origin, RequestInfo, Status
 from ..core.policy import Clock, IgnoredSetting, Limits
-from ..core.project import (
-    default_state_dir,
-    ensure_outside_project,
-    project_root_for,
-)
+from ..core.project import project_root_for
 from ..core.store import ApprovalStore
 from . import frontend
-
-if TYPE_CHECKING:
-    from .card import ApprovalCard
-    from .comm import CommEndpoint
+from .card import ApprovalCard
+from .cards import CardRegistry
+from .comm import CommEndpoint
+from .decisions import Decisions
+from .journaling import KernelJournal
+from .waiters import Waiters
 
 log = logging.getLogger("jupyter_approvals")
 
-# Journal events that record a decision, and so who made it.
-_DECISION_EVENTS = frozenset({"approved", "rejected", "auto_answered"})
-# Refused decisions journaled per request before the rest are only counted.
-_REFUSALS_JOURNALED = 20
-# Cards of ended requests kept alive (so their final state stays visible) before closing.
-_ENDED_CARDS_KEPT = 50
 _SWEEP_INTERVAL_S = 1.0
 
 
@@ -67,6 +59,24 @@ def _project_dir(notebook_path: str | None, cwd: Path) -> Path:
     return cwd
 
 
+def _configured_limits(shell: Any) -> tuple[Limits, list[IgnoredSetting]]:
+    try:
+        limits, ignored = ApprovalsConfig(config=getattr(shell, "config", None)).limits()
+    except TraitError as exc:
+        # A value of the wrong type must not take approvals down: keep the promises.
+        nan = float("nan")
+        return Limits(), [IgnoredSetting("ApprovalsConfig", nan, nan, f"invalid: {exc}")]
+    for setting in ignored:
+        log.warning(
+            "jupyter-approvals ignored %s=%s: %s (using %s)",
+            setting.name,
+            setting.requested,
+            setting.why,
+            setting.applied,
+        )
+    return limits, ignored
+
+
 class KernelSession:
     """Everything jupyter-approvals keeps in one kernel, in memory only."""
 
@@ -84,47 +94,30 @@ class KernelSession:
     ) -> None:
         self.shell = shell
         self.environ = environ if environ is not None else os.environ
-        try:
-            configured, self.ignored_settings = ApprovalsConfig(
-                config=getattr(shell, "config", None)
-            ).limits()
-        except TraitError as exc:
-            # A value of the wrong type must not take approvals down: keep the promises.
-            configured = Limits()
-            self.ignored_settings = [
-                IgnoredSetting("ApprovalsConfig", float("nan"), float("nan"), f"invalid: {exc}")
-            ]
+        configured, self.ignored_settings = _configured_limits(shell)
         self.limits: Limits = limits or configured
-        for ignored in self.ignored_settings:
-            log.warning(
-                "jupyter-approvals ignored %s=%s: %s (using %s)",
-                ignored.name,
-                ignored.requested,
-                ignored.why,
-                ignored.applied,
-            )
+        self.kernel_id = _kernel_id() if shell is not None else None
+        self.notebook_path = _notebook_path(self.environ)
+        self.project_root = project_root_for(_project_dir(self.notebook_path, cwd or Path.cwd()))
+        self._journal = KernelJournal(
+            self.environ, self.project_root, self.kernel_id, self.notebook_path
+        )
+        self.journal = self._journal.journal
         self.store = ApprovalStore(
             self.limits,
             clock,
             decision_guard=frontend.FrontendGuard(self._decision_comms, self._guard_refused),
         )
-        self.kernel_id = _kernel_id() if shell is not None else None
-        self.notebook_path = _notebook_path(self.environ)
-        self.project_root = project_root_for(_project_dir(self.notebook_path, cwd or Path.cwd()))
-        self.journal, self._location_problem = self._resolve_location()
-        self.cards: OrderedDict[str, ApprovalCard] = OrderedDict()
-        self._cards_lock = threading.RLock()
-        self._refusals: dict[str, int] = {}
-        self._decided_by: dict[str, str] = {}
-        self._dismissed_by: dict[str, tuple[str, str | None]] = {}
-        self._waiters: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]] = {}
+        self.decisions = Decisions(self.store, self._journal)
+        self._cards = CardRegistry(
+            self.decisions, self._journal.health, self.project_root, self.limits.min_answer_s
+        )
+        self._waiters = Waiters(self.store)
         self.store.subscribe(self._on_event)
         self.endpoint: CommEndpoint | None = None
         self._stop = threading.Event()
         if shell is not None and getattr(shell, "kernel", None) is not None:
-            from .comm import CommEndpoint
-
-            self.endpoint = CommEndpoint(self)
+            self.endpoint = CommEndpoint(self.decisions, self._listing)
             _show_approval_errors_briefly(shell)
             threading.Thread(
                 target=self._sweep_forever, name="approvals-sweeper", daemon=True
@@ -161,60 +154,16 @@ class KernelSession:
         if self.endpoint is not None:
             self.endpoint.close()
 
-    # -- journal -------------------------------------------------------------------------
+    # -- what the gate uses --------------------------------------------------------------
 
-    def _resolve_location(self) -> tuple[Journal, errors.ApprovalError | None]:
-        # Fixed when the session starts: a cell that changes the environment later must not
-        # move the record of decisions (nor pay path resolution on every call).
-        problem: errors.ApprovalError | None = None
-        try:
-            state_dir = default_state_dir(self.environ)
-        except ValueError as exc:
-            state_dir = default_state_dir({})
-            problem = errors.ApprovalJournalInsideProject(
-                f"The journal location is unusable: {exc}. Nothing ran.",
-                project_root=str(self.project_root),
-            )
-        if problem is None:
-            try:
-                ensure_outside_project(state_dir, self.project_root)
-            except errors.ApprovalJournalInsideProject as exc:
-                problem = exc
-        return Journal.for_project(self.project_root, state_dir), problem
+    @property
+    def cards(self) -> OrderedDict[str, ApprovalCard]:
+        """The cards of this kernel's requests, by request id, oldest first."""
+        return self._cards.cards
 
     def check_journal_location(self) -> None:
         """Refuse protected operations while the journal would be inside the project."""
-        if self._location_problem is not None:
-            raise self._location_problem
-
-    def journal_event(self, event: str, info: RequestInfo | None, **fields: Any) -> None:
-        """Append one line; a failure is kept for the card and never raised."""
-        entry: dict[str, Any] = {
-            "kernel_id": self.kernel_id,
-            "notebook_path": self.notebook_path,
-            "project_root": str(self.project_root),
-        }
-        if info is not None:
-            entry.update(
-                request_id=info.id,
-                action=info.action,
-                summary=info.summary,
-                fingerprint=info.fingerprint,
-                status=info.status.value,
-                channel=info.channel,
-                latency_ms=info.latency_ms,
-                reason=info.reason or None,
-                code=info.code,
-                cell_id=info.origin.cell_id,
-                username=info.origin.username,
-                agent=info.origin.agent,
-            )
-            if event in _DECISION_EVENTS:
-                entry["decided_by"] = self._decided_by.pop(info.id, None)
-        entry.update(fields)
-        self.journal.append(event, **{k: v for k, v in entry.items() if v is not None})
-
-    # -- requests ------------------------------------------------------------------------
+        self._journal.check_location()
 
     def origin(self) -> Origin:
         """Where a call being made now comes from."""
@@ -230,159 +179,45 @@ class KernelSession:
 
     def show(self, info: RequestInfo) -> None:
         """Display the card of ``info`` in the current output; start its answer clock."""
-        if self.shell is None or getattr(self.shell, "kernel", None) is None:
-            self.store.mark_shown(info.id)
-            return
-        from IPython.display import display
-
-        from .card import ApprovalCard
-
-        with self._cards_lock:
-            card = self.cards.get(info.id)
-            if card is None:
-                card = ApprovalCard(self, info)
-                self.cards[info.id] = card
-        # One card per request per cell run: a loop of identical calls shows it once.
-        execution = (frontend.current_parent().get("header") or {}).get("msg_id")
-        if card.shown_in != execution or execution is None:
-            card.shown_in = execution
-            display(card)  # type: ignore[no-untyped-call]
+        if self.shell is not None and getattr(self.shell, "kernel", None) is not None:
+            self._cards.show(info)
         self.store.mark_shown(info.id)
-
-    def decide(
-        self,
-        request_id: object,
-        decision: object,
-        fingerprint: object,
-        reason: object = "",
-        channel: str = "card",
-        decided_by: str | None = None,
-    ) -> RequestInfo:
-        """Apply a decision carried by the frontend message being handled now.
-
-        The store's guard refuses it unless that message is a frontend's comm message to
-        this request's card or to a ``jupyter_approvals`` comm carrying exactly this decision.
-        Refusals are journaled.
-        """
-        try:
-            if not isinstance(request_id, str):
-                raise errors.ApprovalMalformedDecision("The request id must be text.", field="id")
-            # Who decided: the server's stamp on a card's message, or what the server says
-            # it authenticated for a sidebar decision (a hint for the journal, not a check).
-            who = frontend.caller_context()["person"] or decided_by
-            if who:
-                self._decided_by[request_id] = who[:200]
-            return self.store.decide(request_id, decision, fingerprint, reason, channel)
-        except errors.ApprovalError as exc:
-            # The store journals its own refusals (mismatch, auto-answered), the guard its own.
-            if not isinstance(
-                exc,
-                errors.ApprovalFingerprintMismatch
-                | errors.ApprovalAutoAnswered
-                | errors.ApprovalNotFromFrontend,
-            ):
-                self._journal_refusal(str(request_id)[:64], exc.code, channel=channel)
-            raise
-
-    def _decision_comms(self, request_id: str) -> set[str]:
-        comms = set(self.endpoint.comm_ids()) if self.endpoint is not None else set()
-        with self._cards_lock:
-            card = self.cards.get(request_id)
-        if card is not None and card.comm is not None:
-            comms.add(card.comm.comm_id)
-        return comms
-
-    def _guard_refused(self, request_id: str, why: str, message_type: str | None) -> None:
-        self._journal_refusal(
-            request_id,
-            errors.ApprovalNotFromFrontend.code,
-            why=why,
-            message_type=message_type,
-        )
-
-    def journal_refused_late(self, request_id: str, channel: str) -> None:
-        """Record a decision that arrived after the deadline its sender gave it."""
-        self._journal_refusal(
-            request_id, errors.ApprovalKernelUnavailable.code, channel=channel, why="late"
-        )
-
-    def _journal_refusal(self, request_id: str, code: str, **fields: Any) -> None:
-        # A loop of refused attempts must not flood the journal with fsynced lines.
-        seen = self._refusals.get(request_id, 0) + 1
-        self._refusals[request_id] = seen
-        if len(self._refusals) > 1000:
-            self._refusals.pop(next(iter(self._refusals)))
-        if seen > _REFUSALS_JOURNALED:
-            return
-        if seen == _REFUSALS_JOURNALED:
-            fields["further_refusals_not_journaled"] = True
-        info = self.store.get(request_id)
-        self.journal_event(
-            "refused", info, code=code, **({} if info else {"request_id": request_id}), **fields
-        )
-
-    def dismiss(self, request_id: str, channel: str) -> None:
-        """The card was closed: a pending request ends without running.
-
-        No frontend check: dismissing only ever stops a run, so any caller may do it; the
-        journal records who (the channel and the message type).
-        """
-        info = self.store.get(request_id)
-        if info is not None and info.status is Status.PENDING:
-            self._dismissed_by[request_id] = (channel, frontend.current_message_type())
-            self.store.dismiss(request_id)
 
     async def until_ended(self, request_id: str, timeout: float | None) -> None:
         """Wait until the request is no longer pending (decided, ended, or timed out)."""
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[None] = loop.create_future()
-        self._waiters.setdefault(request_id, []).append((loop, future))
-        info = self.store.get(request_id)
-        if info is None or info.status is not Status.PENDING:
-            self._wake(request_id)
-        remaining = max(0.0, info.expires_at - self.store.clock.wall()) if info else 0.0
-        limit = remaining + 0.5 if timeout is None else min(timeout, remaining + 0.5)
-        try:
-            await asyncio.wait_for(future, limit)
-        except asyncio.TimeoutError:
-            self.store.sweep()
-        finally:
-            waiters = self._waiters.get(request_id, [])
-            if (loop, future) in waiters:
-                waiters.remove((loop, future))
-            if not waiters:
-                self._waiters.pop(request_id, None)
+        await self._waiters.until_ended(request_id, timeout)
 
-    # -- events --------------------------------------------------------------------------
+    # -- wiring --------------------------------------------------------------------------
+
+    def _decision_comms(self, request_id: str) -> set[str]:
+        comms = set(self.endpoint.comm_ids()) if self.endpoint is not None else set()
+        card_comm = self._cards.comm_of(request_id)
+        if card_comm is not None:
+            comms.add(card_comm)
+        return comms
+
+    def _guard_refused(self, request_id: str, why: str, message_type: str | None) -> None:
+        self.decisions.guard_refused(request_id, why, message_type)
+
+    def _listing(self) -> dict[str, Any]:
+        problem = self._journal.health()
+        return {
+            "kernel_id": self.kernel_id,
+            "notebook_path": self.notebook_path,
+            "requests": [info.to_wire() for info in self.store.pending()],
+            "journal": {"path": str(self.journal.path), "error": problem or None},
+        }
 
     def _on_event(self, event: str, info: RequestInfo, fields: dict[str, Any]) -> None:
-        if event == "dismissed" and info.id in self._dismissed_by:
-            channel, msg_type = self._dismissed_by.pop(info.id)
-            fields = {**fields, "channel": channel, "message_type": msg_type}
-        self.journal_event(event, info, **fields)
-        with self._cards_lock:
-            card = self.cards.get(info.id)
-        if card is not None:
-            card.refresh(info, event=event, fields=fields)
+        if event == "dismissed":
+            fields = {**fields, **self.decisions.dismissal(info.id)}
+        self._journal.event(event, info, **fields)
+        self._cards.refresh(info, event, fields)
         if info.status is not Status.PENDING:
-            self._wake(info.id)
+            self._waiters.wake(info.id)
         if self.endpoint is not None:
             self.endpoint.broadcast_changed()
-        self._trim_cards()
-
-    def _wake(self, request_id: str) -> None:
-        for loop, future in list(self._waiters.get(request_id, [])):
-            loop.call_soon_threadsafe(_resolve, future)
-
-    def _trim_cards(self) -> None:
-        live = {info.id for info in self.store.live()}
-        with self._cards_lock:
-            ended = [rid for rid in self.cards if rid not in live]
-            dropped = [
-                self.cards.pop(rid) for rid in ended[: max(0, len(ended) - _ENDED_CARDS_KEPT)]
-            ]
-        for card in dropped:
-            card.close_quietly()
+        self._cards.trim(live.id for live in self.store.live())
 
     def _sweep_forever(self) -> None:
         while not self._stop.wait(_SWEEP_INTERVAL_S):
@@ -390,15 +225,6 @@ class KernelSession:
                 self.store.sweep()
             except Exception:  # a sweep must never kill the thread that ends stale requests
                 log.exception("approval sweep failed")
-
-    def describe_ignored(self) -> list[IgnoredSetting]:
-        """Configured values that were too loose and were not applied."""
-        return list(self.ignored_settings)
-
-
-def _resolve(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
 
 
 def _show_approval_errors_briefly(shell: Any) -> None:

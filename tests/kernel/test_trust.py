@@ -67,7 +67,7 @@ def test_calling_the_decision_function_from_a_cell_is_refused(frontend, state_di
         frontend,
         CARD
         + """
-session.decide(card.request_id, "approve", card.fingerprint)
+session.decisions.decide(card.request_id, "approve", card.fingerprint)
 """,
     )
     # Then it raises APPROVAL_NOT_FROM_FRONTEND and nothing runs
@@ -212,7 +212,7 @@ stop = threading.Event()
 def bot():
     while not stop.is_set():
         try:
-            session.decide(card.request_id, "approve", card.fingerprint)
+            session.decisions.decide(card.request_id, "approve", card.fingerprint)
             return
         except ja.ApprovalError:
             _t.sleep(0.02)
@@ -244,7 +244,7 @@ button = w.Button(description="Show the chart")
 errors_seen = []
 def trap(_):
     try:
-        session.decide(card.request_id, "approve", card.fingerprint)
+        session.decisions.decide(card.request_id, "approve", card.fingerprint)
     except ja.ApprovalError as e:
         errors_seen.append(e.code)
 button.on_click(trap)
@@ -289,7 +289,13 @@ def test_a_look_alike_card_cannot_decide_the_real_request(frontend):
 import dataclasses
 from jupyter_approvals.kernel.card import ApprovalCard
 info = ja.pending()[0]
-fake = ApprovalCard(session, dataclasses.replace(info, summary="Write scratch.txt"))
+fake = ApprovalCard(
+    dataclasses.replace(info, summary="Write scratch.txt"),
+    decisions=session.decisions,
+    journal_health=lambda: "",
+    project_root=session.project_root,
+    min_answer_s=session.limits.min_answer_s,
+)
 display(fake)
 """,
     )

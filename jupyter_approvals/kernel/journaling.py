@@ -1,0 +1,118 @@
+"""What one kernel writes to the decision journal, and where.
+
+:class:`KernelJournal` fixes the journal's location when the kernel session starts (a cell that
+changes the environment later must not move the record of decisions), stamps every line with
+the kernel, its notebook and project, remembers who made each decision until its line is
+written, and keeps a loop of refused attempts from flooding the journal with fsynced lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..core import errors
+from ..core.journal import Journal
+from ..core.model import RequestInfo
+from ..core.project import default_state_dir, ensure_outside_project
+
+#: Journal events that record a decision, and so who made it.
+DECISION_EVENTS = frozenset({"approved", "rejected", "auto_answered"})
+#: Refused decisions journaled per request before the rest are only counted.
+REFUSALS_JOURNALED = 20
+#: Requests whose refusals are counted at once (the oldest count is dropped first).
+_REFUSAL_COUNTS_KEPT = 1000
+
+
+class KernelJournal:
+    """The decision journal of one kernel, as the kernel session writes it."""
+
+    def __init__(
+        self,
+        environ: Mapping[str, str],
+        project_root: Path,
+        kernel_id: str | None,
+        notebook_path: str | None,
+    ) -> None:
+        self.project_root = project_root
+        self._stamp = {
+            "kernel_id": kernel_id,
+            "notebook_path": notebook_path,
+            "project_root": str(project_root),
+        }
+        self.journal, self._location_problem = _resolve_location(environ, project_root)
+        self._refusals: dict[str, int] = {}
+        self._decided_by: dict[str, str] = {}
+
+    def check_location(self) -> None:
+        """Refuse protected operations while the journal would be inside the project."""
+        if self._location_problem is not None:
+            raise self._location_problem
+
+    def health(self) -> str:
+        """Why lines are not being written right now, or "" when the last one was."""
+        if self.journal.last_append_ok is False:
+            return str(self.journal.last_error or "unknown error")
+        return ""
+
+    def note_decider(self, request_id: str, who: str) -> None:
+        """Remember who decided ``request_id``, for the decision's journal line."""
+        self._decided_by[request_id] = who[:200]
+
+    def event(self, event: str, info: RequestInfo | None, **fields: Any) -> None:
+        """Append one line; a failure is kept for the card and never raised."""
+        entry: dict[str, Any] = dict(self._stamp)
+        if info is not None:
+            entry.update(
+                request_id=info.id,
+                action=info.action,
+                summary=info.summary,
+                fingerprint=info.fingerprint,
+                status=info.status.value,
+                channel=info.channel,
+                latency_ms=info.latency_ms,
+                reason=info.reason or None,
+                code=info.code,
+                cell_id=info.origin.cell_id,
+                username=info.origin.username,
+                agent=info.origin.agent,
+            )
+            if event in DECISION_EVENTS:
+                entry["decided_by"] = self._decided_by.pop(info.id, None)
+        entry.update(fields)
+        self.journal.append(event, **{k: v for k, v in entry.items() if v is not None})
+
+    def refused(self, request_id: str, code: str, info: RequestInfo | None, **fields: Any) -> None:
+        """A refused decision: journaled, up to :data:`REFUSALS_JOURNALED` per request."""
+        seen = self._refusals.get(request_id, 0) + 1
+        self._refusals[request_id] = seen
+        if len(self._refusals) > _REFUSAL_COUNTS_KEPT:
+            self._refusals.pop(next(iter(self._refusals)))
+        if seen > REFUSALS_JOURNALED:
+            return
+        if seen == REFUSALS_JOURNALED:
+            fields["further_refusals_not_journaled"] = True
+        self.event(
+            "refused", info, code=code, **({} if info else {"request_id": request_id}), **fields
+        )
+
+
+def _resolve_location(
+    environ: Mapping[str, str], project_root: Path
+) -> tuple[Journal, errors.ApprovalError | None]:
+    problem: errors.ApprovalError | None = None
+    try:
+        state_dir = default_state_dir(environ)
+    except ValueError as exc:
+        state_dir = default_state_dir({})
+        problem = errors.ApprovalJournalInsideProject(
+            f"The journal location is unusable: {exc}. Nothing ran.",
+            project_root=str(project_root),
+        )
+    if problem is None:
+        try:
+            ensure_outside_project(state_dir, project_root)
+        except errors.ApprovalJournalInsideProject as exc:
+            problem = exc
+    return Journal.for_project(project_root, state_dir), problem

@@ -1,0 +1,91 @@
+"""The layout shows the architecture: layers that import only downwards, no import cycles,
+modules small enough to read whole."""
+
+from __future__ import annotations
+
+import pytest
+
+from .import_graph import PACKAGE, ROOT, cycles, external_imports, graph, module_files
+
+#: Packages that make code a Jupyter integration: never imported by the pure layers.
+JUPYTER = {
+    "IPython",
+    "anywidget",
+    "comm",
+    "ipykernel",
+    "ipywidgets",
+    "jupyter_client",
+    "jupyter_core",
+    "jupyter_server",
+    "nbformat",
+    "tornado",
+    "traitlets",
+}
+#: Layer -> the layers of this package it may import (besides itself).
+MAY_IMPORT = {
+    "core": set(),
+    "previews": {"core"},
+    "doctor": {"core", "config", "_version"},
+    "kernel": {"core", "config"},
+    "ops": {"core", "previews", "kernel"},
+    "server": {"core", "previews", "doctor", "config", "_version"},
+}
+MAX_LINES = 400
+MAX_LINES_KERNEL = 300
+
+
+def layer_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def test_the_package_has_no_import_cycle():
+    # Given every import of every module (lazy and TYPE_CHECKING ones too)
+    # Then no module reaches itself again
+    assert cycles(graph()) == []
+
+
+@pytest.mark.parametrize("layer", sorted(MAY_IMPORT))
+def test_each_layer_imports_only_the_layers_below_it(layer):
+    # Given the modules of one layer
+    edges = graph()
+    allowed = MAY_IMPORT[layer] | {layer}
+    # Then none imports a layer it must not
+    crossing = sorted(
+        f"{module} -> {target}"
+        for module, targets in edges.items()
+        if layer_of(module) == layer
+        for target in targets
+        if layer_of(target) not in allowed
+    )
+    assert crossing == []
+
+
+@pytest.mark.parametrize("layer", ["core", "previews"])
+def test_the_pure_layers_import_nothing_of_jupyter(layer):
+    files = module_files()
+    found = sorted(
+        f"{module}: {sorted(external_imports(path) & JUPYTER)}"
+        for module, path in files.items()
+        if layer_of(module) == layer and external_imports(path) & JUPYTER
+    )
+    assert found == []
+
+
+def test_every_module_can_be_read_whole():
+    # Given every module's length in lines
+    too_long = []
+    for module, path in module_files().items():
+        limit = MAX_LINES_KERNEL if layer_of(module) == "kernel" else MAX_LINES
+        lines = len(path.read_text().splitlines())
+        if lines > limit:
+            too_long.append(f"{path.relative_to(ROOT.parent)}: {lines} lines (limit {limit})")
+    # Then none is past its limit
+    assert too_long == []
+
+
+def test_the_graph_sees_the_whole_package():
+    # (a guard for the checks above: they read every module, and see real imports)
+    files = module_files()
+    assert f"{PACKAGE}.kernel.session" in files
+    assert f"{PACKAGE}.core.store" in graph()[f"{PACKAGE}.kernel.session"]
