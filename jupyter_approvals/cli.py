@@ -20,14 +20,9 @@ from typing import Any
 
 from ._version import __version__
 from .cli_agent import AgentCliError, add_agent_commands
-from .core.errors import ApprovalJournalInsideProject
+from .core.errors import ApprovalJournalInsideProject, ApprovalJournalUnusable
 from .core.journal import EVENTS, read_entries
-from .core.project import (
-    default_state_dir,
-    ensure_outside_project,
-    journal_path,
-    project_root_for,
-)
+from .core.project import journal_location, project_root_for
 
 PROG = "jupyter approvals"
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -183,14 +178,11 @@ def format_journal_table(entries: list[dict[str, Any]], width: int) -> list[str]
 
 def _journal(args: argparse.Namespace) -> int:
     root = project_root_for(_project_dir(args.path, "journal"))
-    try:
-        state_dir = default_state_dir(os.environ)
-    except ValueError as exc:
-        raise CliError(f"{PROG} journal: {exc}") from None
-    path = journal_path(root, state_dir)
-    try:
-        ensure_outside_project(state_dir, root)
-    except ApprovalJournalInsideProject:
+    location = journal_location(root)
+    if isinstance(location.problem, ApprovalJournalUnusable):
+        raise CliError(f"{PROG} journal: {location.problem.message}")
+    path = location.path
+    if isinstance(location.problem, ApprovalJournalInsideProject):
         print(f"warning: the journal {path} is inside the project {root}", file=sys.stderr)
     exists = os.path.lexists(path)
     try:

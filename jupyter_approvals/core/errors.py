@@ -28,79 +28,95 @@ class ApprovalError(Exception):
         return {"code": self.code, "message": self.message, "details": dict(self.details)}
 
 
+class ApprovalEnded(ApprovalError):
+    """The request ended without an approval that can be used: nothing ran, call again to ask."""
+
+
+class ApprovalRefused(ApprovalError):
+    """What was asked for, or the decision or approval offered, does not qualify: refused."""
+
+
+class ApprovalProtocolError(ApprovalError):
+    """A message did not follow the contract of docs/protocol.md (shape, ids, names)."""
+
+
+class ApprovalUnavailable(ApprovalError):
+    """Something the operation needs is missing or not answering; nothing was done."""
+
+
 class ApprovalPending(ApprovalError):
     """The call needs a person's approval first; a request is waiting in the UI."""
 
     code = "APPROVAL_PENDING"
 
 
-class ApprovalRejected(ApprovalError):
+class ApprovalRejected(ApprovalEnded):
     """A person rejected the request; ``details["reason"]`` holds their reason."""
 
     code = "APPROVAL_REJECTED"
 
 
-class ApprovalDismissed(ApprovalError):
+class ApprovalDismissed(ApprovalEnded):
     """The approval card was closed without a decision."""
 
     code = "APPROVAL_DISMISSED"
 
 
-class ApprovalWithdrawn(ApprovalError):
+class ApprovalWithdrawn(ApprovalEnded):
     """The caller withdrew the request before anyone decided."""
 
     code = "APPROVAL_WITHDRAWN"
 
 
-class ApprovalTimedOut(ApprovalError):
+class ApprovalTimedOut(ApprovalEnded):
     """Nobody answered the request within the request timeout."""
 
     code = "APPROVAL_TIMED_OUT"
 
 
-class ApprovalExpired(ApprovalError):
+class ApprovalExpired(ApprovalEnded):
     """The approval was not used within its lifetime after the decision."""
 
     code = "APPROVAL_EXPIRED"
 
 
-class ApprovalScopeMismatch(ApprovalError):
+class ApprovalScopeMismatch(ApprovalRefused):
     """The approval names another action than the one being run."""
 
     code = "APPROVAL_SCOPE_MISMATCH"
 
 
-class ApprovalFingerprintMismatch(ApprovalError):
+class ApprovalFingerprintMismatch(ApprovalRefused):
     """The content about to run differs from the content that was approved or displayed."""
 
     code = "APPROVAL_FINGERPRINT_MISMATCH"
 
 
-class ApprovalAutoAnswered(ApprovalError):
+class ApprovalAutoAnswered(ApprovalEnded):
     """An answer came sooner than a person can read the card; it counts as no answer."""
 
     code = "APPROVAL_AUTO_ANSWERED"
 
 
-class ApprovalNotFromFrontend(ApprovalError):
+class ApprovalNotFromFrontend(ApprovalRefused):
     """A decision arrived from kernel code, not from a frontend message."""
 
     code = "APPROVAL_NOT_FROM_FRONTEND"
 
 
-class ApprovalTooLarge(ApprovalError):
+class ApprovalTooLarge(ApprovalRefused):
     """A decision message or one of its fields is larger than the limit."""
 
     code = "APPROVAL_TOO_LARGE"
 
 
-class ApprovalTooManyPending(ApprovalError):
+class ApprovalTooManyPending(ApprovalRefused):
     """The kernel already holds the maximum number of pending requests."""
 
     code = "APPROVAL_TOO_MANY_PENDING"
 
 
-class ApprovalUnfingerprintable(ApprovalError):
+class ApprovalUnfingerprintable(ApprovalRefused):
     """A value has no defined fingerprint encoding; nothing guesses one."""
 
     code = "APPROVAL_UNFINGERPRINTABLE"
@@ -112,79 +128,85 @@ class ApprovalRequired(ApprovalError):
     code = "APPROVAL_REQUIRED"
 
 
-class ApprovalJournalInsideProject(ApprovalError):
+class ApprovalJournalInsideProject(ApprovalRefused):
     """The decision journal would live inside the project it protects."""
 
     code = "APPROVAL_JOURNAL_INSIDE_PROJECT"
 
 
-class ApprovalUnknownRequest(ApprovalError):
+class ApprovalJournalUnusable(ApprovalUnavailable, ValueError):
+    """The journal's state directory is set to something unusable (a relative path)."""
+
+    code = "APPROVAL_JOURNAL_UNUSABLE"
+
+
+class ApprovalUnknownRequest(ApprovalProtocolError):
     """No request with that id exists in this kernel."""
 
     code = "APPROVAL_UNKNOWN_REQUEST"
 
 
-class ApprovalAlreadyDecided(ApprovalError):
+class ApprovalAlreadyDecided(ApprovalRefused):
     """The request was already decided or ended; one decision per request."""
 
     code = "APPROVAL_ALREADY_DECIDED"
 
 
-class ApprovalAlreadyUsed(ApprovalError):
+class ApprovalAlreadyUsed(ApprovalRefused):
     """The approval was already consumed by an earlier run."""
 
     code = "APPROVAL_ALREADY_USED"
 
 
-class ApprovalNotIssued(ApprovalError):
+class ApprovalNotIssued(ApprovalRefused):
     """The object offered as an approval was not issued by this kernel's store."""
 
     code = "APPROVAL_NOT_ISSUED"
 
 
-class ApprovalMalformedDecision(ApprovalError):
+class ApprovalMalformedDecision(ApprovalProtocolError):
     """A decision message lacks a field or has one of the wrong type or value."""
 
     code = "APPROVAL_MALFORMED_DECISION"
 
 
-class ApprovalMalformedMessage(ApprovalError):
+class ApprovalMalformedMessage(ApprovalProtocolError):
     """A comm message is not a JSON object with a known ``op``, or is too large to read."""
 
     code = "APPROVAL_MALFORMED_MESSAGE"
 
 
-class ApprovalUnknownKernel(ApprovalError):
+class ApprovalUnknownKernel(ApprovalProtocolError):
     """No running kernel has that id (REST API)."""
 
     code = "APPROVAL_UNKNOWN_KERNEL"
 
 
-class ApprovalKernelUnavailable(ApprovalError):
+class ApprovalKernelUnavailable(ApprovalUnavailable):
     """The kernel did not answer in time, or has not loaded jupyter-approvals (REST API)."""
 
     code = "APPROVAL_KERNEL_UNAVAILABLE"
 
 
-class ApprovalCrossOrigin(ApprovalError):
+class ApprovalCrossOrigin(ApprovalRefused):
     """A decision was posted from a page of another origin (REST API)."""
 
     code = "APPROVAL_CROSS_ORIGIN"
 
 
-class ApprovalWaitUnsupported(ApprovalError):
+class ApprovalWaitUnsupported(ApprovalUnavailable):
     """``wait()`` cannot see a decision from here, so it refuses instead of hanging."""
 
     code = "APPROVAL_WAIT_UNSUPPORTED"
 
 
-class ApprovalInvalidArgument(ApprovalError):
+class ApprovalInvalidArgument(ApprovalRefused):
     """A protected operation was called with arguments it cannot run; nothing was asked or run."""
 
     code = "APPROVAL_INVALID_ARGUMENT"
 
 
-class ApprovalMissingDependency(ApprovalError):
+class ApprovalMissingDependency(ApprovalUnavailable):
     """An optional package an operation needs is missing; ``details["extra"]`` names the extra."""
 
     code = "APPROVAL_MISSING_DEPENDENCY"
@@ -196,37 +218,37 @@ class ApprovalRedirected(ApprovalError):
     code = "APPROVAL_REDIRECTED"
 
 
-class ApprovalAgentForbidden(ApprovalError):
+class ApprovalAgentForbidden(ApprovalRefused):
     """An agent identity asked for something agents may never do (a route, a message, a path)."""
 
     code = "APPROVAL_AGENT_FORBIDDEN"
 
 
-class ApprovalUnknownAgent(ApprovalError):
+class ApprovalUnknownAgent(ApprovalProtocolError):
     """No agent of that name is registered."""
 
     code = "APPROVAL_UNKNOWN_AGENT"
 
 
-class ApprovalAgentExists(ApprovalError):
+class ApprovalAgentExists(ApprovalRefused):
     """An agent of that name is already registered; remove it first to issue a new token."""
 
     code = "APPROVAL_AGENT_EXISTS"
 
 
-class ApprovalAgentRegistryUnreadable(ApprovalError):
+class ApprovalAgentRegistryUnreadable(ApprovalUnavailable):
     """The agent registry file cannot be read or parsed; every agent token is refused."""
 
     code = "APPROVAL_AGENT_REGISTRY_UNREADABLE"
 
 
-class ApprovalAgentPaused(ApprovalError):
+class ApprovalAgentPaused(ApprovalRefused):
     """A person paused this agent: its token is refused until they resume it."""
 
     code = "APPROVAL_AGENT_PAUSED"
 
 
-class ApprovalNoServerAuth(ApprovalError):
+class ApprovalNoServerAuth(ApprovalUnavailable):
     """The Jupyter server runs without authentication, so agent identities mean nothing."""
 
     code = "APPROVAL_NO_SERVER_AUTH"
@@ -237,7 +259,7 @@ def _collect_codes() -> dict[str, type[ApprovalError]]:
     pending: list[type[ApprovalError]] = [ApprovalError]
     while pending:
         cls = pending.pop()
-        if cls is not ApprovalError:
+        if "code" in vars(cls) and cls is not ApprovalError:  # families have no code of their own
             found[cls.code] = cls
         pending.extend(cls.__subclasses__())
     return found

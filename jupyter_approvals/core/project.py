@@ -15,18 +15,25 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
 
-from jupyter_approvals.core.errors import ApprovalJournalInsideProject
+from jupyter_approvals.core.errors import (
+    ApprovalError,
+    ApprovalJournalInsideProject,
+    ApprovalJournalUnusable,
+)
 
 __all__ = [
     "APP_NAME",
     "DECISIONS_DIRNAME",
     "STATE_DIR_ENV",
+    "JournalLocation",
     "default_state_dir",
     "ensure_outside_project",
+    "journal_location",
     "journal_path",
     "project_key",
     "project_root_for",
@@ -46,26 +53,28 @@ def default_state_dir(environ: Mapping[str, str] = os.environ) -> Path:
     """The state root: ``$JUPYTER_APPROVALS_STATE_DIR`` if set, else the platform default.
 
     An empty ``JUPYTER_APPROVALS_STATE_DIR`` counts as unset. A relative value raises
-    :class:`ValueError`: it would silently depend on the kernel's working directory, which
-    is usually inside the project. ``environ`` only governs that variable; the platform
-    default comes from platformdirs, which reads the process environment
-    (``XDG_STATE_HOME`` on Linux) on every call.
+    :class:`~jupyter_approvals.core.errors.ApprovalJournalUnusable` (a ValueError): it would
+    silently depend on the kernel's working directory, which is usually inside the project.
+    ``environ`` only governs that variable; the platform default comes from platformdirs,
+    which reads the process environment (``XDG_STATE_HOME`` on Linux) on every call.
     """
     override = environ.get(STATE_DIR_ENV, "")
     if override:
         path = Path(override)
         if not path.is_absolute():
-            raise ValueError(
+            raise ApprovalJournalUnusable(
                 f"{STATE_DIR_ENV} must be an absolute path, got {override!r}; "
-                "unset it to use the default state directory"
+                "unset it to use the default state directory",
+                state_dir=override,
             )
         return path
     path = Path(platformdirs.user_state_dir(APP_NAME))
     # A relative XDG_STATE_HOME is invalid per the XDG spec; refuse it for the same reason.
     if not path.is_absolute():
-        raise ValueError(
+        raise ApprovalJournalUnusable(
             f"the platform state directory {str(path)!r} is not absolute "
-            f"(check XDG_STATE_HOME); set {STATE_DIR_ENV} to an absolute path"
+            f"(check XDG_STATE_HOME); set {STATE_DIR_ENV} to an absolute path",
+            state_dir=str(path),
         )
     return path
 
@@ -146,3 +155,44 @@ def ensure_outside_project(
             state_dir=str(state),
             project_root=str(root),
         )
+
+
+@dataclass(frozen=True)
+class JournalLocation:
+    """Where a project's journal is, and why protected calls must not run, if they must not.
+
+    ``problem`` is APPROVAL_JOURNAL_UNUSABLE (the state dir setting is unusable; the state dir
+    is then the fallback below) or APPROVAL_JOURNAL_INSIDE_PROJECT, else None.
+    """
+
+    state_dir: Path
+    path: Path
+    problem: ApprovalError | None
+
+
+def journal_location(
+    project_root: str | os.PathLike[str], environ: Mapping[str, str] = os.environ
+) -> JournalLocation:
+    """The journal of ``project_root``: the one place the kernel, the server, the CLI and the
+    doctor work it out."""
+    problem: ApprovalError | None = None
+    try:
+        state_dir = default_state_dir(environ)
+    except ApprovalJournalUnusable as exc:
+        problem = exc
+        state_dir = _fallback_state_dir()
+    if problem is None:
+        try:
+            ensure_outside_project(state_dir, project_root)
+        except ApprovalJournalInsideProject as exc:
+            problem = exc
+    return JournalLocation(state_dir, journal_path(project_root, state_dir), problem)
+
+
+def _fallback_state_dir() -> Path:
+    # Where lines of an unusable setting go (refusals, for the record): the platform default
+    # when it is usable, else the XDG default under the home directory.
+    try:
+        return default_state_dir({})
+    except ApprovalJournalUnusable:
+        return Path.home() / ".local" / "state" / APP_NAME

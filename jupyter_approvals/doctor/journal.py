@@ -12,14 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import ApprovalJournalInsideProject
-from ..core.project import (
-    STATE_DIR_ENV,
-    default_state_dir,
-    ensure_outside_project,
-    journal_path,
-    project_root_for,
-)
+from ..core.errors import ApprovalJournalInsideProject, ApprovalJournalUnusable
+from ..core.project import STATE_DIR_ENV, journal_location, project_root_for
 from .report import Check
 
 _POSIX = os.name == "posix"
@@ -98,17 +92,16 @@ def check_journal(
 ) -> Check:
     """The project's journal is outside the project, private (0700/0600) and writable."""
     root = project_root_for(Path.cwd() if project_dir is None else project_dir)
-    try:
-        state_dir = default_state_dir(environ)
-    except ValueError as exc:
+    location = journal_location(root, environ)
+    if isinstance(location.problem, ApprovalJournalUnusable):
         return Check(
             "journal",
             False,
-            f"the journal location is unusable: {exc}",
+            f"the journal location is unusable: {location.problem.message}",
             fix=_FIX_STATE_DIR,
-            info={"project_root": str(root), "code": "APPROVAL_JOURNAL_INSIDE_PROJECT"},
+            info={"project_root": str(root), "code": location.problem.code},
         )
-    path = journal_path(root, state_dir)
+    state_dir, path = location.state_dir, location.path
     info: dict[str, Any] = {
         "path": str(path),
         "state_dir": str(state_dir),
@@ -118,10 +111,8 @@ def check_journal(
         "dir_mode": None,
         "file_mode": None,
     }
-    try:
-        ensure_outside_project(state_dir, root)
-    except ApprovalJournalInsideProject:
-        info["code"] = "APPROVAL_JOURNAL_INSIDE_PROJECT"
+    if isinstance(location.problem, ApprovalJournalInsideProject):
+        info["code"] = location.problem.code
         return Check(
             "journal",
             False,

@@ -12,10 +12,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..core import errors
 from ..core.journal import Journal
 from ..core.model import RequestInfo
-from ..core.project import default_state_dir, ensure_outside_project
+from ..core.project import journal_location
 
 #: Journal events that record a decision, and so who made it.
 DECISION_EVENTS = frozenset({"approved", "rejected", "auto_answered"})
@@ -41,7 +40,9 @@ class KernelJournal:
             "notebook_path": notebook_path,
             "project_root": str(project_root),
         }
-        self.journal, self._location_problem = _resolve_location(environ, project_root)
+        location = journal_location(project_root, environ)
+        self.journal = Journal.for_project(project_root, location.state_dir)
+        self._location_problem = location.problem
         self._refusals: dict[str, int] = {}
         self._decided_by: dict[str, str] = {}
 
@@ -96,23 +97,3 @@ class KernelJournal:
         self.event(
             "refused", info, code=code, **({} if info else {"request_id": request_id}), **fields
         )
-
-
-def _resolve_location(
-    environ: Mapping[str, str], project_root: Path
-) -> tuple[Journal, errors.ApprovalError | None]:
-    problem: errors.ApprovalError | None = None
-    try:
-        state_dir = default_state_dir(environ)
-    except ValueError as exc:
-        state_dir = default_state_dir({})
-        problem = errors.ApprovalJournalInsideProject(
-            f"The journal location is unusable: {exc}. Nothing ran.",
-            project_root=str(project_root),
-        )
-    if problem is None:
-        try:
-            ensure_outside_project(state_dir, project_root)
-        except errors.ApprovalJournalInsideProject as exc:
-            problem = exc
-    return Journal.for_project(project_root, state_dir), problem

@@ -7,7 +7,6 @@ Enabled on install by ``jupyter-config/server-config/jupyter_approvals.json``; c
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -19,8 +18,9 @@ from traitlets import Enum, Float
 
 from .._version import __version__
 from ..config import ApprovalsConfig
+from ..core import errors
 from ..core.agents import AgentRegistry, registry_path
-from ..core.project import default_state_dir
+from ..core.project import journal_location
 from .agent_gate import AgentGate
 from .agent_handlers import AgentPauseHandler, AgentsHandler
 from .agent_identity import (
@@ -105,7 +105,14 @@ class ApprovalsServer(ExtensionApp):
         self.settings[LINKS_SETTING] = KernelLinks(serverapp.kernel_manager, self.kernel_timeout)
         root = Path(serverapp.root_dir).expanduser().resolve()
         limits, _ignored = ApprovalsConfig(config=self.config).limits()
-        state_dir = default_state_dir(os.environ)
+        location = journal_location(root)
+        state_dir = location.state_dir
+        if isinstance(location.problem, errors.ApprovalJournalUnusable):
+            self.log.warning(
+                "jupyter-approvals: %s; the server's journal and agent registry use %s",
+                location.problem.message,
+                state_dir,
+            )
         hold = CodeHold(limits, lambda: state_dir, root)
         gate = AgentGate(
             AgentRegistry(registry_path(state_dir)),

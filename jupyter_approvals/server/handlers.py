@@ -27,7 +27,7 @@ from ..core.decision import check_decision
 from ..core.journal import read_entries
 from ..core.model import iso_utc
 from ..core.policy import Limits
-from ..core.project import default_state_dir, journal_path, project_root_for
+from ..core.project import journal_location, project_root_for
 from .agent_identity import GATE_SETTING, is_agent, username_of
 from .gate_checks import gate_checks
 from .kernels import LINKS_SETTING, KernelLinks, KernelUnavailable, NoApprovals
@@ -289,11 +289,11 @@ class JournalHandler(ApprovalsHandler):
             )
             return
         project = project_root_for(target)
-        try:
-            path = journal_path(project, default_state_dir(os.environ))
-        except ValueError as exc:
-            self.refuse(errors.ApprovalJournalInsideProject(str(exc)))
+        location = journal_location(project)
+        if isinstance(location.problem, errors.ApprovalJournalUnusable):
+            self.refuse(location.problem)
             return
+        path = location.path
         page = read_entries(
             path,
             limit=limit,

@@ -48,3 +48,24 @@ def test_errors_carry_code_message_and_details():
         "message": "no",
         "details": {"reason": "wrong table"},
     }
+
+
+def test_every_code_sits_in_a_family_a_caller_can_catch_at_once():
+    from jupyter_approvals.core import errors
+
+    # Given the families and the codes that stand alone
+    families = (
+        errors.ApprovalEnded,
+        errors.ApprovalRefused,
+        errors.ApprovalProtocolError,
+        errors.ApprovalUnavailable,
+    )
+    alone = {"APPROVAL_PENDING", "APPROVAL_REQUIRED", "APPROVAL_REDIRECTED"}
+    # Then every other code belongs to exactly one family, and the families have no code
+    for code, cls in ERROR_CODES.items():
+        belongs = [family for family in families if issubclass(cls, family)]
+        assert len(belongs) == (0 if code in alone else 1), code
+    assert not set(ERROR_CODES.values()) & set(families)
+    # And an ended request is caught as ended, whatever way it ended
+    with pytest.raises(errors.ApprovalEnded):
+        raise error_for_code("APPROVAL_TIMED_OUT", "nobody answered")

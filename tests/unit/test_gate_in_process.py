@@ -151,3 +151,26 @@ def test_prepare_refuses_before_anything_is_asked(session):
     # Then the code is stable and no request waits for a person
     assert refused.value.code == "APPROVAL_INVALID_ARGUMENT"
     assert session.store.pending() == []
+
+
+def test_a_relative_state_dir_refuses_protected_calls_with_a_code_of_its_own(tmp_path: Path):
+    # Given a kernel whose state dir setting is a relative path
+    project = tmp_path / "project"
+    project.mkdir()
+    environ = {"JUPYTER_APPROVALS_STATE_DIR": "relative/state"}
+    session = KernelSession.install(KernelSession(None, environ=environ, cwd=project))
+    try:
+
+        @ja.protected("file.write")
+        def save(text: str) -> None:
+            raise AssertionError("must not run")
+
+        # When a protected function is called
+        with pytest.raises(errors.ApprovalJournalUnusable) as refused:
+            save("x")
+        # Then it is refused as unusable (not as inside the project), and nothing was asked
+        assert refused.value.code == "APPROVAL_JOURNAL_UNUSABLE"
+        assert "must be an absolute path" in refused.value.message
+        assert session.store.pending() == []
+    finally:
+        session.close()

@@ -9,11 +9,12 @@ from pathlib import Path
 import platformdirs
 import pytest
 
-from jupyter_approvals.core.errors import ApprovalJournalInsideProject
+from jupyter_approvals.core.errors import ApprovalJournalInsideProject, ApprovalJournalUnusable
 from jupyter_approvals.core.project import (
     STATE_DIR_ENV,
     default_state_dir,
     ensure_outside_project,
+    journal_location,
     journal_path,
     project_key,
     project_root_for,
@@ -302,3 +303,22 @@ def test_project_given_through_a_symlink_is_resolved(base: Path) -> None:
     # When / Then the check refuses
     with pytest.raises(ApprovalJournalInsideProject):
         ensure_outside_project(project / "state", alias)
+
+
+def test_one_place_says_where_the_journal_is_and_why_it_cannot_be_used(base: Path) -> None:
+    # Given a relative override
+    environ = {STATE_DIR_ENV: "relative/state"}
+    # When the journal of a project is located
+    location = journal_location(base / "project", environ)
+    # Then the problem has its own code, and the fallback is an absolute directory
+    assert isinstance(location.problem, ApprovalJournalUnusable)
+    assert location.problem.code == "APPROVAL_JOURNAL_UNUSABLE"
+    assert location.state_dir.is_absolute()
+    assert location.path == journal_path(base / "project", location.state_dir)
+    # And a state dir inside the project is the other problem
+    inside = journal_location(base, {STATE_DIR_ENV: str(base / "state")})
+    assert isinstance(inside.problem, ApprovalJournalInsideProject)
+    # And a usable one is none
+    fine = journal_location(base / "project", {STATE_DIR_ENV: str(base / "state")})
+    assert fine.problem is None
+    assert fine.state_dir == base / "state"
