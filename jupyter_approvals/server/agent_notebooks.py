@@ -78,7 +78,9 @@ def untrusted_notebook_body(body: bytes, agent: str, on_disk: Path) -> bytes | N
     return json.dumps(model).encode("utf-8")
 
 
-def never_sign_for_agents(contents_manager: Any, is_agent: Callable[[object], bool]) -> None:
+def never_sign_for_agents(
+    contents_manager: Any, is_agent: Callable[[object], bool], log: Any
+) -> None:
     """Make ``contents_manager`` skip signing a notebook while an agent's request saves it.
 
     Removing ``trusted`` is not enough on its own: nbformat counts only some output types as
@@ -92,7 +94,7 @@ def never_sign_for_agents(contents_manager: Any, is_agent: Callable[[object], bo
     def check_and_sign(nb: Any, path: str = "", **kwargs: Any) -> Any:
         handler = CallContext.get(CallContext.JUPYTER_HANDLER)
         if handler is not None and is_agent(getattr(handler, "current_user", None)):
-            contents_manager.log.info("Not signing %s: an agent saved it", path)
+            log.info("jupyter-approvals: not signing %s: an agent saved it", path)
             return None
         return original(nb, path, **kwargs)
 

@@ -32,6 +32,8 @@ from .agent_identity import (
 )
 from .agent_notebooks import never_sign_for_agents
 from .agent_pause import reject_in_kernels
+from .api import API_PREFIX
+from .gate_checks import loosened_origin_checks
 from .handlers import (
     DecisionHandler,
     DoctorHandler,
@@ -43,7 +45,17 @@ from .held_code import CodeHold
 from .kernel_screen import POLICIES
 from .kernels import LINKS_SETTING, KernelLinks
 
-API = "jupyter-approvals/api"
+API = API_PREFIX
+#: Every route of this extension: URL pattern (below the base URL) and handler.
+ROUTES: list[tuple[str, type[Any]]] = [
+    (rf"/{API}/pending", PendingHandler),
+    (rf"/{API}/pending/([^/]+)/([^/]+)", DecisionHandler),
+    (rf"/{API}/held/([^/]+)", HeldDecisionHandler),
+    (rf"/{API}/agents", AgentsHandler),
+    (rf"/{API}/agents/([^/]+)/(pause|resume)", AgentPauseHandler),
+    (rf"/{API}/journal", JournalHandler),
+    (rf"/{API}/doctor", DoctorHandler),
+]
 CONNECTION_SETTING = "kernel_websocket_connection_class"
 
 
@@ -102,7 +114,9 @@ class ApprovalsServer(ExtensionApp):
         """Create the kernel links and the agent gate the handlers share."""
         serverapp = self.serverapp
         assert serverapp is not None
-        self.settings[LINKS_SETTING] = KernelLinks(serverapp.kernel_manager, self.kernel_timeout)
+        self.settings[LINKS_SETTING] = KernelLinks(
+            serverapp.kernel_manager, self.kernel_timeout, self.log
+        )
         root = Path(serverapp.root_dir).expanduser().resolve()
         limits, _ignored = ApprovalsConfig(config=self.config).limits()
         location = journal_location(root)
@@ -124,12 +138,19 @@ class ApprovalsServer(ExtensionApp):
             log=self.log,
         )
         self.settings[GATE_SETTING] = gate
-        never_sign_for_agents(serverapp.contents_manager, is_agent)
+        never_sign_for_agents(serverapp.contents_manager, is_agent, self.log)
         # These settings are copied over the web app's when this method returns.
         self.keep_gate_in_force(self.settings)
         self._pausing: set[asyncio.Future[int]] = set()
         self._sweeper = PeriodicCallback(self._sweep, 1000)
         self._sweeper.start()
+        for loosened in loosened_origin_checks(serverapp):
+            self.log.warning(
+                "jupyter-approvals: %s: a page of another site could act in this server with "
+                "the person's browser session, and decide approvals (see jupyter approvals "
+                "doctor).",
+                loosened,
+            )
         if not serverapp.identity_provider.auth_enabled:
             self.log.warning(
                 "jupyter-approvals: this server has no authentication; agent tokens are refused "
@@ -176,17 +197,7 @@ class ApprovalsServer(ExtensionApp):
 
     def initialize_handlers(self) -> None:
         """Register the REST endpoints of docs/protocol.md section 6."""
-        self.handlers.extend(
-            [
-                (rf"/{API}/pending", PendingHandler),
-                (rf"/{API}/pending/([^/]+)/([^/]+)", DecisionHandler),
-                (rf"/{API}/held/([^/]+)", HeldDecisionHandler),
-                (rf"/{API}/agents", AgentsHandler),
-                (rf"/{API}/agents/([^/]+)/(pause|resume)", AgentPauseHandler),
-                (rf"/{API}/journal", JournalHandler),
-                (rf"/{API}/doctor", DoctorHandler),
-            ]
-        )
+        self.handlers.extend(ROUTES)
 
     async def stop_extension(self) -> None:
         """Disconnect from the kernels and stop the sweep."""

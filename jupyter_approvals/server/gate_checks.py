@@ -15,13 +15,26 @@ from ..doctor.report import Check
 UNGATED_AGENT_EXTENSIONS = ("jupyter_mcp_server", "jupyter_ai", "jupyter_ai_jupyternaut")
 
 
+def loosened_origin_checks(serverapp: Any) -> list[str]:
+    """The server settings that let pages of other sites call it with a person's session."""
+    found = []
+    if getattr(serverapp, "allow_origin", "") == "*":
+        found.append('allow_origin is "*"')
+    if getattr(serverapp, "allow_origin_pat", ""):
+        found.append(f"allow_origin_pat is {serverapp.allow_origin_pat!r}")
+    if getattr(serverapp, "disable_check_xsrf", False):
+        found.append("disable_check_xsrf is True")
+    return found
+
+
 def _wrapped(value: object) -> bool:
     cls = value if isinstance(value, type) else type(value)
     return bool(getattr(cls, "jupyter_approvals_wrapped", False))
 
 
 def gate_checks(serverapp: Any, gate: Any) -> list[Check]:
-    """``agent_gate`` (fails when the gate is not in force) and ``ungated_agents`` (a warning)."""
+    """``agent_gate`` (fails when the gate is not in force), ``ungated_agents`` (a warning) and
+    ``cross_origin`` (fails when origin or XSRF checks are loosened)."""
     settings = serverapp.web_app.settings
     problems = []
     if not serverapp.identity_provider.auth_enabled:
@@ -61,9 +74,28 @@ def gate_checks(serverapp: Any, gate: Any) -> list[Check]:
         if ungated
         else "no server extension known to run agents with the person's identity"
     )
+    loosened = loosened_origin_checks(serverapp)
+    origin_check = Check(
+        "cross_origin",
+        not loosened,
+        (
+            "; ".join(loosened)
+            + ": a page of another site could act with the person's browser session"
+            if loosened
+            else "origin and XSRF checks are as jupyter_server sets them"
+        ),
+        fix=(
+            "Unset ServerApp.allow_origin / allow_origin_pat (or name exact origins in "
+            "allow_origin) and leave ServerApp.disable_check_xsrf False."
+            if loosened
+            else None
+        ),
+        info={"loosened": loosened},
+    )
     return [
         gate_check,
         Check(
             "ungated_agents", True, detail, info={"warning": bool(ungated), "extensions": ungated}
         ),
+        origin_check,
     ]

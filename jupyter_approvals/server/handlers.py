@@ -29,12 +29,12 @@ from ..core.model import iso_utc
 from ..core.policy import Limits
 from ..core.project import journal_location, project_root_for
 from .agent_identity import GATE_SETTING, is_agent, username_of
+from .api import API_PREFIX
 from .gate_checks import gate_checks
 from .kernels import LINKS_SETTING, KernelLinks, KernelUnavailable, NoApprovals
 
 AUTH_RESOURCE = "approvals"
 #: Path of the API below the server's base URL, as items' ``decide_url`` name it.
-API_PREFIX = "jupyter-approvals/api"
 MAX_BODY_BYTES = 16 * 1024
 MAX_JOURNAL_PAGE = 200
 

@@ -22,6 +22,7 @@ from ..core.project import ensure_outside_project, project_root_for
 from ..core.store import ApprovalStore
 from ..core.visible import make_visible
 from .agent_pause import pause_reason
+from .api import API_PREFIX
 from .held_files import HeldWrite
 
 ACTION = "kernel.execute"
@@ -226,7 +227,7 @@ class CodeHold:
             **info.to_wire(),
             "requested_by": f"agent {info.origin.agent}",
             "held_at": "server",
-            "decide_url": f"jupyter-approvals/api/held/{info.id}",
+            "decide_url": f"{API_PREFIX}/held/{info.id}",
         }
 
     def decide(

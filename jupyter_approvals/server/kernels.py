@@ -17,8 +17,6 @@ from typing import Any
 
 from jupyter_client.session import Session
 
-log = logging.getLogger("jupyter_approvals.server")
-
 TARGET_NAME = "jupyter_approvals"
 
 
@@ -234,9 +232,15 @@ def _data(reply: dict[str, Any]) -> dict[str, Any]:
 class KernelLinks:
     """Links to every running kernel of a server, created on demand and pruned as kernels go."""
 
-    def __init__(self, kernel_manager: Any, timeout: float) -> None:
+    def __init__(
+        self,
+        kernel_manager: Any,
+        timeout: float,
+        log: logging.Logger | logging.LoggerAdapter[Any],
+    ) -> None:
         self._kernel_manager = kernel_manager
         self.timeout = timeout
+        self._log = log
         self._links: dict[str, KernelLink] = {}
 
     def running(self) -> list[str]:
@@ -293,7 +297,7 @@ class KernelLinks:
                 without.append(kernel_id)
             elif isinstance(answer, BaseException):
                 if not isinstance(answer, KernelUnavailable | KeyError):
-                    log.warning("asking kernel %s failed: %r", kernel_id, answer)
+                    self._log.warning("asking kernel %s failed: %r", kernel_id, answer)
                 unanswered.append(kernel_id)
             else:
                 for request in answer.get("requests") or []:

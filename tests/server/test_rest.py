@@ -264,6 +264,7 @@ async def test_doctor_reports_checks_limits_and_what_is_not_guaranteed(jp_fetch)
         "limits",
         "agent_gate",
         "ungated_agents",
+        "cross_origin",
     ]
     assert all({"name", "ok", "detail"} <= set(check) for check in report["checks"])
     assert report["limits"]["request_timeout_s"] == 600
