@@ -27,10 +27,11 @@ from typing import Any
 
 from jupyter_client.manager import KernelManager
 
+from .core.protocol import COMM_TARGET, SHOWN_FIELDS
+
 # What the card view reports as displayed (kernel/card.py keeps the same list).
-SHOWN_FIELDS = ("action", "summary", "preview", "preview_omitted", "fingerprint", "function")
 WIDGET_TARGET = "jupyter.widget"
-APPROVALS_TARGET = "jupyter_approvals"
+APPROVALS_TARGET = COMM_TARGET
 CARD_MODEL = "ApprovalCard"
 
 

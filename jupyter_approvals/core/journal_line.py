@@ -21,6 +21,8 @@ from itertools import islice
 from pathlib import PurePath
 from typing import Any, Final
 
+from jupyter_approvals.core.protocol import JOURNAL_EVENTS
+
 __all__ = [
     "EVENTS",
     "MAX_DEPTH",
@@ -35,24 +37,7 @@ SCHEMA_VERSION: Final = 1
 
 #: The events the rest of the system writes. Listed for readers; ``append`` accepts any
 #: non-empty event name so that a new event never costs a lost record.
-EVENTS: Final = frozenset(
-    {
-        "requested",
-        "approved",
-        "rejected",
-        "withdrawn",
-        "timed_out",
-        "expired",
-        "refused",
-        "auto_answered",
-        "dismissed",
-        "executed",
-        "failed",
-        "not_from_frontend",
-        "agent_paused",
-        "agent_resumed",
-    }
-)
+EVENTS: Final = JOURNAL_EVENTS
 
 #: Hard upper bound of one encoded line, newline included.
 MAX_LINE_BYTES: Final = 32 * 1024

@@ -23,6 +23,7 @@ from traitlets import Int, Unicode
 from ..core import errors
 from ..core.fingerprint import short_fingerprint
 from ..core.model import RequestInfo, Status, iso_utc
+from ..core.protocol import SHOWN_FIELDS
 
 if TYPE_CHECKING:
     from .decisions import Decisions
@@ -30,8 +31,6 @@ if TYPE_CHECKING:
 _ESM = (Path(__file__).parent / "card.js").read_text(encoding="utf-8")
 _CSS = (Path(__file__).parent / "card.css").read_text(encoding="utf-8")
 
-#: The request fields the view reports as displayed; they must equal the store's record.
-SHOWN_FIELDS = ("action", "summary", "preview", "preview_omitted", "fingerprint", "function")
 _FIXED = frozenset(
     {
         "request_id",

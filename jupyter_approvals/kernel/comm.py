@@ -21,14 +21,14 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from ..core import errors
+from ..core.protocol import COMM_PROTOCOL_VERSION, COMM_TARGET
 
 if TYPE_CHECKING:
     from .decisions import Decisions
 
 log = logging.getLogger("jupyter_approvals")
 
-TARGET_NAME = "jupyter_approvals"
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = COMM_PROTOCOL_VERSION
 #: A message from a frontend larger than this (as JSON) is refused unread.
 MAX_MESSAGE_BYTES = 64 * 1024
 _CHANNELS = ("sidebar", "server", "comm")
@@ -49,20 +49,20 @@ class CommEndpoint:
         self._comms: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._manager = comm.get_comm_manager()
-        self._manager.register_target(TARGET_NAME, self._on_open)
+        self._manager.register_target(COMM_TARGET, self._on_open)
         # A kernel-side comm of our target that no frontend holds: it makes a
         # ``comm_info_request`` for the target answer "approvals are served here", so the
         # server can ask without opening a comm in kernels that never imported us (which would
         # log an error in those kernels on every poll).
         self._marker = comm.create_comm(
-            target_name=TARGET_NAME, primary=False, comm_id=f"{TARGET_NAME}-here-{uuid.uuid4().hex}"
+            target_name=COMM_TARGET, primary=False, comm_id=f"{COMM_TARGET}-here-{uuid.uuid4().hex}"
         )
         self._manager.register_comm(self._marker)
 
     def close(self) -> None:
         """Stop serving the target (a newer session took over)."""
         try:
-            self._manager.unregister_target(TARGET_NAME, self._on_open)
+            self._manager.unregister_target(COMM_TARGET, self._on_open)
             self._manager.unregister_comm(self._marker)
         except Exception:
             log.debug("comm target was not registered", exc_info=True)

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core import errors
+from ..core.protocol import STAMP_KEY
 
 FRONTEND_MESSAGE_TYPE = "comm_msg"
 _USED_MESSAGES_KEPT = 1000
@@ -46,10 +47,6 @@ def current_message_type() -> str | None:
     header = current_parent().get("header") or {}
     msg_type = header.get("msg_type") if isinstance(header, dict) else None
     return msg_type if isinstance(msg_type, str) else None
-
-
-#: Key of the sender stamp the server puts in the metadata of what it forwards.
-STAMP_KEY = "jupyter_approvals"
 
 
 def caller_context() -> dict[str, str | None]:

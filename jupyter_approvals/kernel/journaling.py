@@ -15,9 +15,8 @@ from typing import Any
 from ..core.journal import Journal
 from ..core.model import RequestInfo
 from ..core.project import journal_location
+from ..core.protocol import DECISION_EVENTS
 
-#: Journal events that record a decision, and so who made it.
-DECISION_EVENTS = frozenset({"approved", "rejected", "auto_answered"})
 #: Refused decisions journaled per request before the rest are only counted.
 REFUSALS_JOURNALED = 20
 #: Requests whose refusals are counted at once (the oldest count is dropped first).

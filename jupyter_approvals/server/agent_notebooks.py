@@ -17,10 +17,8 @@ from typing import Any
 
 from jupyter_server.base.call_context import CallContext
 
+from ..core.protocol import CELL_METADATA_KEY
 from .agent_routes import json_body
-
-#: Key of this package's cell metadata.
-METADATA_KEY = "jupyter_approvals"
 
 
 def _existing_cells(path: Path) -> dict[str, str | None]:
@@ -34,7 +32,7 @@ def _existing_cells(path: Path) -> dict[str, str | None]:
     found: dict[str, str | None] = {}
     for cell in cells or []:
         if isinstance(cell, dict) and isinstance(cell.get("id"), str):
-            ours = (cell.get("metadata") or {}).get(METADATA_KEY)
+            ours = (cell.get("metadata") or {}).get(CELL_METADATA_KEY)
             by = ours.get("inserted_by") if isinstance(ours, dict) else None
             found[cell["id"]] = by if isinstance(by, str) else None
     return found
@@ -65,15 +63,15 @@ def untrusted_notebook_body(body: bytes, agent: str, on_disk: Path) -> bytes | N
         cell_id = cell.get("id")
         # A cell new to the notebook is this agent's; one an agent inserted before stays so.
         by = known[cell_id] if isinstance(cell_id, str) and cell_id in known else f"agent {agent}"
-        ours: Any = metadata.get(METADATA_KEY)
+        ours: Any = metadata.get(CELL_METADATA_KEY)
         ours = dict(ours) if isinstance(ours, dict) else {}
         ours.pop("inserted_by", None)
         if by is not None:
             ours["inserted_by"] = by
         if ours:
-            metadata[METADATA_KEY] = ours
+            metadata[CELL_METADATA_KEY] = ours
         else:
-            metadata.pop(METADATA_KEY, None)
+            metadata.pop(CELL_METADATA_KEY, None)
         cell["metadata"] = metadata
     return json.dumps(model).encode("utf-8")
 

@@ -26,8 +26,8 @@ from typing import Any
 
 from ..core import errors
 from ..core.model import Lease
+from ..core.protocol import CELL_METADATA_KEY
 from . import held_room_edits
-from .agent_notebooks import METADATA_KEY
 from .held_code import CodeHold
 from .held_files import pending_write_error
 
@@ -119,7 +119,7 @@ async def mark_inserted_cells(room_doc: Any, cell_ids: set[str], agent: str) -> 
                 cell_id = cell.get("id") if isinstance(cell, Map) else None
                 if cell_id in remaining and isinstance(cell.get("metadata"), Map):
                     # A plain value, as JupyterLab stores metadata (it reads it as JSON).
-                    cell["metadata"][METADATA_KEY] = {"inserted_by": f"agent {agent}"}
+                    cell["metadata"][CELL_METADATA_KEY] = {"inserted_by": f"agent {agent}"}
                     remaining.discard(cell_id)
         if not remaining:
             return

@@ -21,9 +21,9 @@ from jupyter_server.services.kernels.connection.base import (
     serialize_msg_to_ws_v1,
 )
 
+from ..core.protocol import STAMP_KEY
+
 V1_PROTOCOL = "v1.kernel.websocket.jupyter.org"
-#: Key of the stamp in the metadata of what the server forwards to a kernel.
-STAMP_KEY = "jupyter_approvals"
 
 
 @dataclass

@@ -17,8 +17,7 @@ from typing import Any
 
 from jupyter_client.session import Session
 
-TARGET_NAME = "jupyter_approvals"
-
+from ..core.protocol import COMM_TARGET
 
 #: Where the web app's settings keep the server's :class:`KernelLinks`.
 LINKS_SETTING = "jupyter_approvals.links"
@@ -118,14 +117,14 @@ class KernelLink:
         return _data(reply)
 
     async def _open_comm(self, deadline: float) -> dict[str, Any]:
-        reply = await self._ask("comm_info_request", {"target_name": TARGET_NAME}, _until(deadline))
+        reply = await self._ask("comm_info_request", {"target_name": COMM_TARGET}, _until(deadline))
         if not (reply.get("content") or {}).get("comms"):
             raise NoApprovals(self.kernel_id)
         comm_id = uuid.uuid4().hex
         self._comm_id = comm_id  # so that a timeout below closes it in the kernel
         opened = await self._ask(
             "comm_open",
-            {"comm_id": comm_id, "target_name": TARGET_NAME, "data": {"op": "list"}},
+            {"comm_id": comm_id, "target_name": COMM_TARGET, "data": {"op": "list"}},
             _until(deadline),
             comm_id=comm_id,
             ops={"pending", "error"},

@@ -243,3 +243,19 @@ def test_shell_line_secrets_are_hidden_best_effort():
         'characters]" --password [redacted: 7 characters] --data-file=x.json https://***@h/ '
         "| my-password-tool arg"
     )
+
+
+@pytest.mark.parametrize("key", ["pwd", "db_pwd", "apikey", "passphrase", "authz", "key"])
+def test_one_rule_hides_secret_query_keys_in_http_and_database_urls(key):
+    from sqlalchemy.engine import make_url
+
+    from jupyter_approvals.ops.sql.database import redacted_url
+
+    # Given a query key a credential hides behind, in an HTTP URL and in a database URL
+    # When each is shown, Then both hide its value, by the same rule
+    assert redact_url(f"https://h/p?{key}=hunter2&q=x") == (
+        f"https://h/p?{key}=[redacted: 7 characters]&q=x"
+    )
+    assert redacted_url(make_url(f"postgresql://u@h/db?{key}=hunter2&q=x")) == (
+        f"postgresql://u@h/db?{key}=***&q=x"
+    )

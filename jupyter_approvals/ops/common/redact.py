@@ -43,6 +43,7 @@ __all__ = [
     "SECRET_PAIRS",
     "SECRET_WORDS",
     "is_secret_name",
+    "is_secret_query_key",
     "redact_argv",
     "redact_command_line",
     "redact_form",
@@ -105,8 +106,19 @@ SECRET_PAIRS: frozenset[tuple[str, str]] = frozenset(
 _SECRET_SUFFIXES = ("token", "secret", "password", "passwd", "passphrase")
 # Names that contain a secret-looking segment but are not secrets ($PWD is a directory).
 _NOT_SECRET = frozenset({"pwd", "oldpwd"})
-# In a URL query, a bare ``key`` is almost always an API key (Google, many others).
+# In a URL query, a bare ``key`` is almost always an API key (Google, many others), and a key
+# that merely contains one of these words is hidden too (``db_pwd``, ``apikey``, ``authz``).
 _QUERY_SECRET_NAMES = frozenset({"key"})
+QUERY_SECRET_FRAGMENTS = (
+    "password",
+    "passwd",
+    "pwd",
+    "secret",
+    "token",
+    "key",
+    "auth",
+    "credential",
+)
 _SEGMENT = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
@@ -123,6 +135,17 @@ def is_secret_name(name: str) -> bool:
         return True
     # A plural second word counts too: api_keys, session_ids.
     return any((a, b.removesuffix("s")) in SECRET_PAIRS for a, b in itertools.pairwise(parts))
+
+
+def is_secret_query_key(name: str) -> bool:
+    """True when a URL query key (HTTP requests, database URLs) looks secret: the name rule of
+    :func:`is_secret_name`, or a bare ``key``, or a key containing a credential word."""
+    lowered = name.strip().lower()
+    return (
+        is_secret_name(name)
+        or lowered in _QUERY_SECRET_NAMES
+        or any(fragment in lowered for fragment in QUERY_SECRET_FRAGMENTS)
+    )
 
 
 def redacted(value: str | bytes) -> str:
@@ -180,7 +203,8 @@ def redact_urls_in_text(text: str) -> str:
 def _redact_pair(item: str, query: bool = False) -> str:
     name, equals, value = item.partition("=")
     plain = unquote(name.replace("+", " "))
-    if equals and value and (is_secret_name(plain) or (query and plain in _QUERY_SECRET_NAMES)):
+    secret = is_secret_query_key(plain) if query else is_secret_name(plain)
+    if equals and value and secret:
         return f"{name}={redacted(unquote(value.replace('+', ' ')))}"
     return item
 

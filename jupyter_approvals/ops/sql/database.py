@@ -31,12 +31,11 @@ from typing import TYPE_CHECKING, Any
 from ...core.errors import ApprovalInvalidArgument, ApprovalMissingDependency
 from ...core.fingerprint import register
 from ..common.extras import require
+from ..common.redact import is_secret_query_key
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import URL, Connection, CursorResult, Engine
 
-#: Query parameters of a URL whose values are hidden like a password.
-_SECRET_WORDS = ("password", "passwd", "pwd", "secret", "token", "key", "auth", "credential")
 
 #: Rows a preview shows of a table or of the rows a statement affects.
 FIRST_ROWS = 5
@@ -79,8 +78,7 @@ register(Database, _as_data)
 def redacted_url(url: URL) -> str:
     """``url`` as text with the password and secret-looking query values replaced by ``***``."""
     query = {
-        key: ("***" if any(word in key.lower() for word in _SECRET_WORDS) else value)
-        for key, value in url.query.items()
+        key: ("***" if is_secret_query_key(key) else value) for key, value in url.query.items()
     }
     text = str(url.set(query=query).render_as_string(hide_password=True))
     # The URL renderer percent-encodes query values; show the mask as the password's "***".

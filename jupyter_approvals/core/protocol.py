@@ -1,0 +1,41 @@
+"""The facts of docs/protocol.md that more than one part of the project speaks, one home each.
+
+The kernel, the server and the test driver import them from here; the card's view (card.js)
+and the sidebar (labextension/src/tokens.ts) carry copies in their own languages, and
+tests/layout/test_protocol_facts.py checks that those copies say the same.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+#: The comm target of the kernel's endpoint (section 3).
+COMM_TARGET: Final = "jupyter_approvals"
+#: The version of the comm messages; ``pending`` and ``changed`` carry it.
+COMM_PROTOCOL_VERSION: Final = 1
+#: The key in a Jupyter message's metadata under which the server stamps who sent it (7.4).
+STAMP_KEY: Final = "jupyter_approvals"
+#: The key in a cell's metadata under which the server marks an agent's cells (7.2).
+CELL_METADATA_KEY: Final = "jupyter_approvals"
+#: The request fields a card's view reports as displayed; they must equal the store's record.
+SHOWN_FIELDS: Final = ("action", "summary", "preview", "preview_omitted", "fingerprint", "function")
+#: Every ``event`` a journal line may have (section 5).
+JOURNAL_EVENTS: Final = frozenset(
+    {
+        "requested",
+        "approved",
+        "rejected",
+        "withdrawn",
+        "timed_out",
+        "expired",
+        "refused",
+        "auto_answered",
+        "dismissed",
+        "executed",
+        "failed",
+        "agent_paused",
+        "agent_resumed",
+    }
+)
+#: Journal events that record a person's decision, and so who made it.
+DECISION_EVENTS: Final = frozenset({"approved", "rejected", "auto_answered"})
