@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import sys
-import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from .cli_agent import AgentCliError, add_agent_commands
 from .core.errors import ApprovalJournalInsideProject, ApprovalJournalUnusable
 from .core.journal import EVENTS, read_entries
 from .core.project import journal_location, project_root_for
+from .core.visible import make_visible
 
 PROG = "jupyter approvals"
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -36,14 +36,9 @@ class CliError(Exception):
 
 
 def _clean(value: object) -> str:
-    """Text safe for a terminal: control and format characters (escapes, bidi) spelled out."""
-    text = "" if value is None else str(value)
-    return "".join(
-        ch.encode("unicode_escape").decode("ascii")
-        if unicodedata.category(ch).startswith("C")
-        else ch
-        for ch in text
-    )
+    """Text safe for a terminal: control and format characters (escapes, bidi) marked, on one
+    line, as on a card (core.visible)."""
+    return make_visible("" if value is None else str(value), keep_lines=False)
 
 
 def _clip(text: str, width: int) -> str:

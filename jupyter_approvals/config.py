@@ -14,6 +14,16 @@ from traitlets.config import Configurable
 
 from .core import policy
 
+#: Each field of :class:`~jupyter_approvals.core.policy.Limits` and the trait that sets it.
+TRAIT_OF_LIMIT: dict[str, str] = {
+    "request_timeout_s": "request_timeout",
+    "approval_ttl_s": "approval_ttl",
+    "min_answer_s": "min_answer_seconds",
+    "max_pending": "max_pending",
+    "max_preview_chars": "max_preview_chars",
+    "max_reason_chars": "max_reason_chars",
+}
+
 
 class ApprovalsConfig(Configurable):
     """Limits of approvals in a kernel. Values may only tighten the defaults."""
@@ -71,10 +81,5 @@ class ApprovalsConfig(Configurable):
     def limits(self) -> tuple[policy.Limits, list[policy.IgnoredSetting]]:
         """The limits in force, and the configured values that were ignored as too loose."""
         return policy.tightened(
-            request_timeout_s=self.request_timeout,
-            approval_ttl_s=self.approval_ttl,
-            min_answer_s=self.min_answer_seconds,
-            max_pending=self.max_pending,
-            max_preview_chars=self.max_preview_chars,
-            max_reason_chars=self.max_reason_chars,
+            **{field: getattr(self, trait) for field, trait in TRAIT_OF_LIMIT.items()}
         )

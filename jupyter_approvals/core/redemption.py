@@ -7,17 +7,11 @@ need the store's records; the scope and content checks depend on the approval al
 
 from __future__ import annotations
 
-import hmac
 from typing import Any
 
 from . import errors
-from .fingerprint import short_fingerprint
+from .fingerprint import same_fingerprint, short_fingerprint
 from .model import Approval
-
-
-def same_fingerprint(a: str, b: str) -> bool:
-    """Compare two fingerprints in constant time."""
-    return hmac.compare_digest(a.encode(), b.encode())
 
 
 def not_issued(offered: object) -> errors.ApprovalNotIssued:

@@ -11,6 +11,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 
 from . import errors
+from .fingerprint import same_fingerprint
 from .model import Approval, Origin, Request, Status
 from .policy import Limits
 from .visible import make_visible
@@ -51,7 +52,7 @@ class RequestTable:
                 request.status is status
                 and request.action == action
                 and request.owner == owner
-                and request.fingerprint == fingerprint
+                and same_fingerprint(request.fingerprint, fingerprint)
             ):
                 return request
         return None

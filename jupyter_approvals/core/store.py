@@ -14,6 +14,7 @@ from typing import Any
 from . import errors, redemption
 from .decision import check_decision, check_still_pending
 from .events import EventedState
+from .fingerprint import same_fingerprint
 from .lease import issue_lease
 from .model import Approval, Lease, Origin, Request, RequestInfo, Status
 from .outcomes import ended_outcome
@@ -125,7 +126,7 @@ class ApprovalStore(EventedState[RequestInfo]):
         with self._transaction():
             request = self._table.get(request_id)
             check_still_pending(request.id, request.status)
-            if not redemption.same_fingerprint(shown_fp, request.fingerprint):
+            if not same_fingerprint(shown_fp, request.fingerprint):
                 self._emit(
                     "refused",
                     request,
@@ -244,7 +245,7 @@ class ApprovalStore(EventedState[RequestInfo]):
                     not ended.reported
                     and ended.action == action
                     and ended.owner == owner
-                    and ended.fingerprint == fingerprint
+                    and same_fingerprint(ended.fingerprint, fingerprint)
                     and (outcome := ended_outcome(ended.info())) is not None
                 ):
                     ended.reported = True
@@ -254,7 +255,7 @@ class ApprovalStore(EventedState[RequestInfo]):
                 return pending.info()
             for request in list(self._table.live.values()):
                 stale = request.status is Status.APPROVED and (
-                    request.fingerprint == fingerprint or request.slot == slot
+                    same_fingerprint(request.fingerprint, fingerprint) or request.slot == slot
                 )
                 if stale and request.approval is not None:
                     try:

@@ -8,12 +8,17 @@ characters that carry hidden text, lone surrogates that no frontend can receive.
 preview and summary passes through :func:`make_visible` before a card or the journal shows
 it: each such character is written as a marker naming its code point (``⟦U+202E⟧``), and the
 marker's own opening bracket is written the same way, so a marker in the text is never
-mistaken for a character that was escaped.
+mistaken for a character that was escaped. Beyond the listed ranges, every other character of
+Unicode's "other" categories (controls, format characters, surrogates, private use and code
+points not assigned yet) is marked too: a character a font may draw as nothing is never shown
+raw. This is the one escaping scheme of the project: cards, the sidebar's texts, the journal
+and the terminal output of the CLI all use it.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # Ranges of characters that are invisible, reorder or split text, or cannot be sent as UTF-8.
 _HIDING_RANGES = (
@@ -51,4 +56,11 @@ def make_visible(text: str, keep_lines: bool = True) -> str:
 
     Tab and newline stay as they are when ``keep_lines`` (a preview); a summary is one line.
     """
-    return (_KEEPING_LINES if keep_lines else _ONE_LINE).sub(_marker, text)
+    marked = (_KEEPING_LINES if keep_lines else _ONE_LINE).sub(_marker, text)
+    if marked.isascii():
+        return marked
+    # The ranges above catch the common cases at regex speed; this catches the rest.
+    return "".join(
+        f"⟦U+{ord(ch):04X}⟧" if ch > "\x9f" and unicodedata.category(ch)[0] == "C" else ch
+        for ch in marked
+    )

@@ -19,7 +19,7 @@ from pathlib import Path
 from traitlets import TraitError
 from traitlets.config import Config
 
-from ..config import ApprovalsConfig
+from ..config import TRAIT_OF_LIMIT, ApprovalsConfig
 from ..core import policy
 from ..core.project import STATE_DIR_ENV
 from .config_files import load_config_files
@@ -33,15 +33,6 @@ _SECTION = "ApprovalsConfig"
 _ENV_WHY = (
     "not a setting; limits are configured only through ApprovalsConfig and can only be tightened"
 )
-# policy.Limits field -> ApprovalsConfig trait.
-_TRAIT_OF = {
-    "request_timeout_s": "request_timeout",
-    "approval_ttl_s": "approval_ttl",
-    "min_answer_s": "min_answer_seconds",
-    "max_pending": "max_pending",
-    "max_preview_chars": "max_preview_chars",
-    "max_reason_chars": "max_reason_chars",
-}
 
 
 def kernel_config_paths(ipython_dir: str | os.PathLike[str] | None = None) -> list[str]:
@@ -109,7 +100,7 @@ def effective_limits(
     limits, ignored = ApprovalsConfig(config=usable).limits()
     result.limits = limits
     for item in ignored:
-        trait = _TRAIT_OF.get(item.name, item.name)
+        trait = TRAIT_OF_LIMIT.get(item.name, item.name)
         result.ignored.append(
             IgnoredConfig(
                 f"{_SECTION}.{trait}",

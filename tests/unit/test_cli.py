@@ -294,7 +294,7 @@ def test_journal_table_spells_out_control_characters(
     # Then the escape reaches the terminal as text, and the entry stays on one line
     assert result.returncode == 0, result.stderr
     assert "\x1b" not in result.stdout
-    assert result.stdout.splitlines()[-1].endswith("ok\\x1b[2J\\nAPPROVED")
+    assert result.stdout.splitlines()[-1].endswith("ok⟦U+001B⟧[2J⟦U+000A⟧APPROVED")
 
 
 def test_journal_json_with_filters_and_paging(

@@ -20,6 +20,7 @@ encoder a value gets).
 from __future__ import annotations
 
 import hashlib
+import hmac
 import re
 from typing import Final
 
@@ -35,6 +36,7 @@ __all__ = [
     "fingerprint",
     "is_fingerprint",
     "register",
+    "same_fingerprint",
     "short_fingerprint",
 ]
 
@@ -64,6 +66,12 @@ def short_fingerprint(fp: str) -> str:
     if not is_fingerprint(fp):
         raise ValueError(f"not a fingerprint: {fp!r:.80}")
     return fp[len(FINGERPRINT_PREFIX) : len(FINGERPRINT_PREFIX) + 12]
+
+
+def same_fingerprint(a: str, b: str) -> bool:
+    """Whether two fingerprints are the same: the one comparison used everywhere (in constant
+    time, so no comparison tells by its duration how much of a fingerprint matched)."""
+    return hmac.compare_digest(a.encode(), b.encode())
 
 
 def is_fingerprint(text: object) -> bool:

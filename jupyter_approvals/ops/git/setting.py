@@ -25,7 +25,6 @@ program and environment that were fingerprinted.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shlex
@@ -33,7 +32,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...core.fingerprint import FileContent
+from ...core.fingerprint import FileContent, fingerprint
 from ..common.environment import environment_digest
 from ..common.redact import is_secret_name
 from .command import RUNNER_VARIABLES, GitRun, git_run, invalid, redact_url, run_git
@@ -173,8 +172,8 @@ def git_setting(
     hooks_dir = _hooks_dir(repo, run)
     return GitSetting(
         run=run,
-        environment=_digest(part for item in sorted(steering.items()) for part in item),
-        config=_digest(covered),  # in git's order: the last of repeated entries wins
+        environment=fingerprint(sorted(steering.items())),
+        config=fingerprint(covered),  # in git's order: the last of repeated entries wins
         hooks_dir=hooks_dir,
         hooks=tuple((name, _runs(os.path.join(hooks_dir, name))) for name in hooks),
         shown=tuple(
@@ -197,14 +196,6 @@ def _hooks_dir(repo: str, run: GitRun) -> str:
 def _runs(path: str) -> bool:
     # What git checks before running a hook: an executable file (a symlink is followed).
     return os.path.isfile(path) and os.access(path, os.X_OK)
-
-
-def _digest(parts: Iterable[str]) -> str:
-    hasher = hashlib.sha256()
-    for part in parts:
-        data = part.encode("utf-8", "surrogateescape")
-        hasher.update(len(data).to_bytes(8, "big") + data)
-    return f"sha256:{hasher.hexdigest()}"
 
 
 def _secret_key(key: str) -> bool:

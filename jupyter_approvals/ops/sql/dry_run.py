@@ -16,7 +16,6 @@ advance anyway), so no dry run is made and the preview says so.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -316,10 +315,9 @@ def _ddl(sa: Any, scope: DryRunScope, statement: Statement, parameters: dict[str
         (name, table_rows(connection, quoted_table(connection, name), scope.check))
         for name in touched
     )
-    digest = hashlib.sha256(repr(sorted(before.items())).encode("utf-8", "backslashreplace"))
     return DryRun(
         "done",
-        schema_digest=f"sha256:{digest.hexdigest()}",
+        schema_digest=fingerprint(sorted(before.items())),
         schema_changes=tuple(changes),
         tables=tables,
     )
