@@ -267,8 +267,3 @@ def _collect_codes() -> dict[str, type[ApprovalError]]:
 
 #: Every stable code and its exception class.
 ERROR_CODES: dict[str, type[ApprovalError]] = _collect_codes()
-
-
-def error_for_code(code: str, message: str, **details: Any) -> ApprovalError:
-    """Build the exception for a code (used to turn a recorded outcome into the caller's error)."""
-    return ERROR_CODES.get(code, ApprovalError)(message, **details)

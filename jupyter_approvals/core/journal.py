@@ -74,12 +74,6 @@ from jupyter_approvals.core.journal_line import (
     _format_time,
 )
 from jupyter_approvals.core.journal_read import JournalPage, read_entries
-
-# Not public, but tests reach it through this module; the redundant alias marks the
-# re-export as intended.
-from jupyter_approvals.core.journal_read import (
-    _iter_lines_reversed as _iter_lines_reversed,
-)
 from jupyter_approvals.core.project import (
     default_state_dir,
     ensure_outside_project,

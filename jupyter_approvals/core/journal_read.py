@@ -39,15 +39,6 @@ class JournalPage:
     corrupt_lines: int = 0
     total_matching: int | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready form for the server API."""
-        return {
-            "entries": list(self.entries),
-            "has_more": self.has_more,
-            "corrupt_lines": self.corrupt_lines,
-            "total_matching": self.total_matching,
-        }
-
 
 def _iter_lines_reversed(
     f: IO[bytes],

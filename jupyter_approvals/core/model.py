@@ -8,7 +8,7 @@ by identity, so nothing built elsewhere (a dict, a look-alike object) can stand 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
@@ -167,7 +167,6 @@ class Request:
     code: str | None = None
     approval: Approval | None = None
     reported: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def info(self) -> RequestInfo:
         """A frozen snapshot of this request as it is now."""

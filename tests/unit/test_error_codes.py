@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_approvals.core.errors import ERROR_CODES, ApprovalError, error_for_code
+from jupyter_approvals.core.errors import ERROR_CODES, ApprovalError
 
 ROOT = Path(__file__).resolve().parents[2]
 TESTS = [p for p in (ROOT / "tests").rglob("test_*.py") if p.name != "test_error_codes.py"]
@@ -40,7 +40,7 @@ def test_code_is_provoked_by_a_test(code):
 
 def test_errors_carry_code_message_and_details():
     # When an error is built for a code
-    error = error_for_code("APPROVAL_REJECTED", "no", reason="wrong table")
+    error = ERROR_CODES["APPROVAL_REJECTED"]("no", reason="wrong table")
     # Then it renders the code first and serialises for agents
     assert str(error) == "[APPROVAL_REJECTED] no"
     assert error.to_dict() == {
@@ -68,4 +68,4 @@ def test_every_code_sits_in_a_family_a_caller_can_catch_at_once():
     assert not set(ERROR_CODES.values()) & set(families)
     # And an ended request is caught as ended, whatever way it ended
     with pytest.raises(errors.ApprovalEnded):
-        raise error_for_code("APPROVAL_TIMED_OUT", "nobody answered")
+        raise ERROR_CODES["APPROVAL_TIMED_OUT"]("nobody answered")
