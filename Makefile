@@ -12,7 +12,7 @@ SANITIZE := notebooks/nbval-sanitize.cfg
 
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: setup browser agents demo test lint bench clean
+.PHONY: setup browser agents demo test test-fast lint bench clean
 
 setup: $(VENV)/.installed
 
@@ -69,9 +69,15 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	cd $(LABEXT) && npm run lint
 
 test: lint browser agents
+	cd $(LABEXT) && npm test
 	CHROMIUM_PATH=$(CHROMIUM) AGENT_PYTHON=$(abspath $(AGENT_VENV))/bin/python $(BIN)/pytest tests notebooks --nbval --nbval-sanitize-with $(SANITIZE)
+
+# Everything but the tests that start a real kernel or a browser (about 1,000 tests, ~1.5 min).
+test-fast: setup
+	$(BIN)/pytest -m "not kernel and not e2e" tests
 
 bench: setup
 	$(BIN)/python benchmarks/bench_fingerprint.py

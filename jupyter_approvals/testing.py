@@ -29,7 +29,6 @@ from jupyter_client.manager import KernelManager
 
 from .core.protocol import COMM_TARGET, SHOWN_FIELDS
 
-# What the card view reports as displayed (kernel/card.py keeps the same list).
 WIDGET_TARGET = "jupyter.widget"
 APPROVALS_TARGET = COMM_TARGET
 CARD_MODEL = "ApprovalCard"
@@ -316,35 +315,3 @@ def connect(connection_file: str | os.PathLike[str]) -> KernelFrontend:
     manager = KernelManager(connection_file=str(Path(connection_file)))
     manager.load_connection_file()
     return KernelFrontend(manager)
-
-
-#: Cell tags of example notebooks and the button the scripted reviewer presses after them.
-REVIEW_TAGS = {"reviewer:approve": "approve", "reviewer:reject": "reject"}
-#: The reason a scripted rejection gives.
-REJECT_REASON = "Not now: checked by the scripted reviewer."
-#: Longer than the 1 s floor below which answers count as automatic.
-READING_TIME_S = 1.3
-
-
-def review_decision(cell: Mapping[str, Any]) -> str | None:
-    """The answer a notebook cell's ``reviewer:*`` tag asks for after it ran, if any."""
-    tags = cell.get("metadata", {}).get("tags", [])
-    decisions = [REVIEW_TAGS[tag] for tag in tags if tag in REVIEW_TAGS]
-    return decisions[0] if decisions else None
-
-
-def answer_last_card(reviewer: KernelFrontend, decision: str, timeout: float = 20) -> Widget:
-    """Read the newest card like a person, press ``decision``, wait until the kernel took it."""
-    deadline = time.monotonic() + timeout
-    while not reviewer.cards():
-        if time.monotonic() > deadline:
-            raise AssertionError("the cell tagged for review displayed no approval card")
-    card = reviewer.cards()[-1]
-    time.sleep(READING_TIME_S)
-    reason = REJECT_REASON if decision == "reject" else ""
-    reviewer.click(card, decision, reason=reason)
-    while time.monotonic() < deadline:
-        state = reviewer.card(card.model_id).state
-        if state.get("state") != "pending" or state.get("notice"):
-            return reviewer.card(card.model_id)
-    raise AssertionError(f"the kernel never took the reviewer's {decision}")

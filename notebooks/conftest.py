@@ -14,8 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from reviewer import answer_last_card, review_decision
 
-from jupyter_approvals.testing import answer_last_card, connect, review_decision
+from jupyter_approvals.testing import connect
 
 
 @pytest.hookimpl(hookwrapper=True)

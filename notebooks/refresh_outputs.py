@@ -15,8 +15,9 @@ from typing import Any
 
 import nbformat
 from nbclient import NotebookClient
+from reviewer import answer_last_card, review_decision
 
-from jupyter_approvals.testing import KernelFrontend, answer_last_card, connect, review_decision
+from jupyter_approvals.testing import KernelFrontend, connect
 
 
 def refresh(path: Path) -> None:

@@ -9,34 +9,43 @@ import pytest
 
 from jupyter_approvals.testing import KernelFrontend
 
+pytest_plugins = ["jupyter_approvals.pytest_plugin"]
+
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
+def project(jpa_project: Path) -> Path:
     """A project directory that is a git top-level (a ``.git`` directory marks it)."""
-    root = tmp_path / "project"
-    (root / ".git").mkdir(parents=True)
-    return root
+    return jpa_project
 
 
 @pytest.fixture
-def state_dir(tmp_path: Path) -> Path:
+def state_dir(jpa_state_dir: Path) -> Path:
     """The journal's state root, outside the project."""
-    return tmp_path / "state"
+    return jpa_state_dir
 
 
 @pytest.fixture
-def kernel_env(state_dir: Path, tmp_path: Path) -> dict[str, str]:
+def kernel_env(jpa_kernel_env: dict[str, str]) -> dict[str, str]:
     """Environment for a test kernel: its own state dir and IPython dir."""
-    ipython_dir = tmp_path / "ipython"
-    ipython_dir.mkdir()
-    return {"JUPYTER_APPROVALS_STATE_DIR": str(state_dir), "IPYTHONDIR": str(ipython_dir)}
+    return jpa_kernel_env
 
 
 @pytest.fixture
-def frontend(project: Path, kernel_env: dict[str, str]):
+def frontend(jpa_frontend: KernelFrontend) -> KernelFrontend:
     """A real ipykernel in the project, driven from outside like a browser."""
-    with KernelFrontend.start(cwd=project, env=kernel_env) as fe:
-        yield fe
+    return jpa_frontend
+
+
+#: Fixtures that start a real kernel process: tests using them are marked ``kernel``.
+_KERNEL_FIXTURES = frozenset({"frontend", "jpa_frontend", "kernels"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that starts a real kernel, so ``-m "not kernel and not e2e"`` is the
+    fast part (seconds)."""
+    for item in items:
+        if _KERNEL_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.kernel)
 
 
 def journal_lines(state_dir: Path) -> list[dict]:

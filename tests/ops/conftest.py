@@ -15,24 +15,23 @@ import pytest
 
 import jupyter_approvals as ja
 from jupyter_approvals.core.model import RequestInfo
-from jupyter_approvals.core.policy import ManualClock
 from jupyter_approvals.kernel.session import KernelSession
 
 
 @pytest.fixture
-def session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[KernelSession]:
-    """A kernel session in this process whose decisions the test makes directly."""
-    monkeypatch.setenv("JUPYTER_APPROVALS_STATE_DIR", str(tmp_path / "state"))
+def jpa_project(tmp_path: Path) -> Path:
+    """The operations' tests work in ``tmp_path / "work"`` (no git top level above it)."""
     work = tmp_path / "work"
     work.mkdir()
-    monkeypatch.chdir(work)
-    clock = ManualClock()
-    installed = KernelSession.install(KernelSession(None, clock=clock, cwd=work))
-    # No frontend exists in this process: decisions are applied directly, guard off.
-    installed.store.decision_guard = None
-    installed.clock = clock
-    yield installed
-    installed.close()
+    return work
+
+
+@pytest.fixture
+def session(jpa_session: KernelSession) -> KernelSession:
+    """A kernel session in this process whose decisions the test makes directly."""
+    # The operations' tests read the clock as session.clock.
+    jpa_session.clock = jpa_session.store.clock  # type: ignore[attr-defined]
+    return jpa_session
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from jupyter_approvals.kernel.session import KernelSession
 from jupyter_approvals.ops import to_sql
 from jupyter_approvals.previews.text import PREVIEW_BUDGET
 
-from .conftest import approve, ask, decide, request_of
+from ..conftest import approve, ask, decide, request_of
 
 # Engines made from URL strings are cached per URL; each test starts without them.
 pytestmark = pytest.mark.usefixtures("sql_engines_closed")

@@ -17,7 +17,7 @@ from jupyter_approvals.ops import write_table
 from jupyter_approvals.ops.tables import write as tables_module
 from jupyter_approvals.previews.text import PREVIEW_BUDGET
 
-from .conftest import approve, ask, decide, request_of
+from ..conftest import approve, ask, decide, request_of
 
 
 def sales(ids: list[int], units: list[int] | None = None) -> pd.DataFrame:

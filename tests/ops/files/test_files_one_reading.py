@@ -10,7 +10,7 @@ from jupyter_approvals.core import errors
 from jupyter_approvals.ops import delete_path, move_path, write_file
 from jupyter_approvals.ops.files import operations as files_module
 
-from .conftest import approve, ask, change_after_fingerprint, request_of
+from ..conftest import approve, ask, change_after_fingerprint, request_of
 
 
 @pytest.fixture

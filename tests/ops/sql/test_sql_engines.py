@@ -24,7 +24,7 @@ from jupyter_approvals.kernel.session import KernelSession
 from jupyter_approvals.ops import execute_sql, to_sql
 from jupyter_approvals.ops.sql import dry_run as sql_dry_run
 
-from .conftest import approve, ask, request_of, second_writer_during_check
+from ..conftest import approve, ask, request_of, second_writer_during_check
 
 # Engines made from URL strings are cached per URL; each test starts without them.
 pytestmark = pytest.mark.usefixtures("sql_engines_closed")

@@ -11,7 +11,7 @@ from pathlib import Path
 from jupyter_approvals.core.atomic import TEMP_SUFFIX
 from jupyter_approvals.ops import write_file
 
-from .conftest import approve
+from ..conftest import approve
 
 #: The child: approves a 256 MiB write over ``target`` and stops inside it, half written.
 CHILD = r"""

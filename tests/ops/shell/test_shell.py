@@ -15,7 +15,7 @@ from jupyter_approvals.core import errors
 from jupyter_approvals.ops import run_command
 from jupyter_approvals.previews.text import PREVIEW_BUDGET
 
-from .conftest import approve, ask, decide, request_of
+from ..conftest import approve, ask, decide, request_of
 
 PY = sys.executable
 

@@ -10,7 +10,7 @@ import pytest
 from jupyter_approvals.core import errors
 from jupyter_approvals.ops import write_table
 
-from .conftest import approve, ask, change_after_fingerprint
+from ..conftest import approve, ask, change_after_fingerprint
 
 
 def test_the_table_preview_compares_with_the_content_that_was_fingerprinted(

@@ -15,7 +15,7 @@ from jupyter_approvals.ops import delete_path, move_path, write_file
 from jupyter_approvals.ops.files import operations as files_module
 from jupyter_approvals.previews.text import PREVIEW_BUDGET
 
-from .conftest import approve, ask, decide, request_of
+from ..conftest import approve, ask, decide, request_of
 
 
 @pytest.fixture

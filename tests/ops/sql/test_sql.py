@@ -17,7 +17,7 @@ from jupyter_approvals.ops.sql import dry_run as sql_dry_run
 from jupyter_approvals.ops.sql.database import Database, redacted_url
 from jupyter_approvals.previews.text import PREVIEW_BUDGET
 
-from .conftest import approve, ask, decide, request_of, second_writer_during_check
+from ..conftest import approve, ask, decide, request_of, second_writer_during_check
 
 # Engines made from URL strings are cached per URL; each test starts without them.
 pytestmark = pytest.mark.usefixtures("sql_engines_closed")
