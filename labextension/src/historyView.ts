@@ -5,26 +5,12 @@ import { ServerConnection } from '@jupyterlab/services';
 import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
+import { el } from './dom';
 import { shortFingerprint } from './pendingItem';
 import { describeError, fetchJournal } from './request';
 import { IJournalEntry, IJournalReply, JOURNAL_EVENTS } from './tokens';
 
 const PAGE_SIZE = 50;
-
-function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  className: string,
-  text = '',
-  testid?: string
-): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  node.className = className;
-  node.textContent = text;
-  if (testid) {
-    node.dataset.testid = testid;
-  }
-  return node;
-}
 
 /** Local time of a journal entry: the time alone for today's, else date and time. */
 function formatTime(time: Date, raw: string): string {
@@ -63,7 +49,10 @@ export class HistoryView extends Widget {
     this._action.placeholder = 'Action, e.g. table.write';
     this._action.setAttribute('aria-label', 'Action');
     this._action.addEventListener('change', () => this.load(0));
-    const refresh = el('button', 'jpa-Sidebar-button', 'Refresh', 'jpa-sidebar-history-refresh');
+    const refresh = el('button', 'jpa-Sidebar-button', {
+      text: 'Refresh',
+      testid: 'jpa-sidebar-history-refresh'
+    });
     refresh.addEventListener('click', () => this.load(this._offset));
     const filters = el('div', 'jpa-Sidebar-filters');
     filters.append(this._path, this._outcome, this._action, refresh);
@@ -132,7 +121,7 @@ export class HistoryView extends Widget {
     this._offset = reply ? offset : this._offset;
     this._list.replaceChildren(...entries.map(entry => this._renderEntry(entry)));
     if (reply && !entries.length) {
-      this._list.append(el('li', 'jpa-Sidebar-empty', 'No journal entries.'));
+      this._list.append(el('li', 'jpa-Sidebar-empty', { text: 'No journal entries.' }));
     }
     this._newer.disabled = !reply || offset === 0;
     this._older.disabled = !reply || !reply.has_more;
@@ -148,22 +137,26 @@ export class HistoryView extends Widget {
   }
 
   private _renderEntry(entry: IJournalEntry): HTMLLIElement {
-    const item = el('li', 'jpa-Sidebar-entry', '', 'jpa-sidebar-history-entry');
+    const item = el('li', 'jpa-Sidebar-entry', { testid: 'jpa-sidebar-history-entry' });
     item.dataset.event = entry.event;
     if (entry.request_id) {
       item.dataset.requestId = entry.request_id;
     }
-    const time = el('time', 'jpa-Sidebar-time', formatTime(new Date(entry.time), entry.time));
+    const time = el('time', 'jpa-Sidebar-time', {
+      text: formatTime(new Date(entry.time), entry.time)
+    });
     time.dateTime = entry.time;
     const header = el('div', 'jpa-Sidebar-entryHeader');
     header.append(
-      el('span', `jpa-Sidebar-event jpa-mod-${entry.event}`, entry.event.replace('_', ' ')),
-      el('span', 'jpa-Sidebar-action', entry.action ?? ''),
+      el('span', `jpa-Sidebar-event jpa-mod-${entry.event}`, {
+        text: entry.event.replace('_', ' ')
+      }),
+      el('span', 'jpa-Sidebar-action', { text: entry.action ?? '' }),
       time
     );
     item.append(header);
     if (entry.summary) {
-      item.append(el('div', 'jpa-Sidebar-summary', entry.summary));
+      item.append(el('div', 'jpa-Sidebar-summary', { text: entry.summary }));
     }
     const details: string[] = [];
     if (entry.channel) {
@@ -182,14 +175,14 @@ export class HistoryView extends Widget {
       details.push(entry.notebook_path);
     }
     if (details.length) {
-      item.append(el('div', 'jpa-Sidebar-meta', details.join(' · ')));
+      item.append(el('div', 'jpa-Sidebar-meta', { text: details.join(' · ') }));
     }
     for (const text of [
       entry.reason && `reason: ${entry.reason}`,
       entry.error && `error: ${entry.error}`
     ]) {
       if (text) {
-        item.append(el('div', 'jpa-Sidebar-meta jpa-Sidebar-note', text));
+        item.append(el('div', 'jpa-Sidebar-meta jpa-Sidebar-note', { text }));
       }
     }
     return item;
@@ -200,13 +193,19 @@ export class HistoryView extends Widget {
   private _pathChosen = false;
   private _offset = 0;
   private _request = 0;
-  private _path = el('select', 'jpa-Sidebar-select', '', 'jpa-sidebar-history-path');
-  private _outcome = el('select', 'jpa-Sidebar-select', '', 'jpa-sidebar-history-outcome');
-  private _action = el('input', 'jpa-Sidebar-input', '', 'jpa-sidebar-history-action');
-  private _error = el('div', 'jpa-Sidebar-error', '', 'jpa-sidebar-history-error');
-  private _list = el('ul', 'jpa-Sidebar-list', '', 'jpa-sidebar-history-list');
-  private _newer = el('button', 'jpa-Sidebar-button', 'Newer', 'jpa-sidebar-history-newer');
-  private _older = el('button', 'jpa-Sidebar-button', 'Older', 'jpa-sidebar-history-older');
+  private _path = el('select', 'jpa-Sidebar-select', { testid: 'jpa-sidebar-history-path' });
+  private _outcome = el('select', 'jpa-Sidebar-select', { testid: 'jpa-sidebar-history-outcome' });
+  private _action = el('input', 'jpa-Sidebar-input', { testid: 'jpa-sidebar-history-action' });
+  private _error = el('div', 'jpa-Sidebar-error', { testid: 'jpa-sidebar-history-error' });
+  private _list = el('ul', 'jpa-Sidebar-list', { testid: 'jpa-sidebar-history-list' });
+  private _newer = el('button', 'jpa-Sidebar-button', {
+    text: 'Newer',
+    testid: 'jpa-sidebar-history-newer'
+  });
+  private _older = el('button', 'jpa-Sidebar-button', {
+    text: 'Older',
+    testid: 'jpa-sidebar-history-older'
+  });
   private _range = el('span', 'jpa-Sidebar-range');
   private _about = el('div', 'jpa-Sidebar-about');
 }

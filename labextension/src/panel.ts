@@ -6,6 +6,7 @@ import { Message } from '@lumino/messaging';
 import { ISignal, Signal } from '@lumino/signaling';
 import { Panel, Widget } from '@lumino/widgets';
 
+import { el } from './dom';
 import { HistoryView } from './historyView';
 import { BadgedIcon } from './icon';
 import { IItemHandlers } from './pendingItem';
@@ -111,9 +112,13 @@ export class ApprovalsPanel extends Panel {
     if (connection.state === 'missing') {
       banner.appendChild(renderMissing(connection));
     } else if (connection.state === 'error') {
-      banner.appendChild(paragraph('jpa-Sidebar-error', connection.message, 'jpa-sidebar-error'));
+      banner.appendChild(
+        el('p', 'jpa-Sidebar-error', { text: connection.message, testid: 'jpa-sidebar-error' })
+      );
     } else if (connection.state === 'connecting') {
-      banner.appendChild(paragraph('jpa-Sidebar-note', 'Asking the server for pending requests…'));
+      banner.appendChild(
+        el('p', 'jpa-Sidebar-note', { text: 'Asking the server for pending requests…' })
+      );
     }
     const notes: string[] = [];
     const silent = connection.unansweredKernels.length;
@@ -130,7 +135,7 @@ export class ApprovalsPanel extends Panel {
       const box = document.createElement('div');
       box.className = 'jpa-Sidebar-notes';
       box.dataset.testid = 'jpa-sidebar-notes';
-      box.append(...notes.map(note => paragraph('jpa-Sidebar-note', note)));
+      box.append(...notes.map(note => el('p', 'jpa-Sidebar-note', { text: note })));
       banner.appendChild(box);
     }
     this._banner.setHidden(!banner.firstChild);
@@ -153,7 +158,7 @@ export class ApprovalsPanel extends Panel {
         : verdict.state === 'error'
           ? `not decided — ${verdict.code}: ${verdict.message}`
           : 'sending…';
-    const text = paragraph('jpa-Sidebar-note', `Last decision, ${what} — ${outcome}`);
+    const text = el('p', 'jpa-Sidebar-note', { text: `Last decision, ${what} — ${outcome}` });
     const close = document.createElement('button');
     close.className = 'jpa-Sidebar-last-close';
     close.textContent = '×';
@@ -187,16 +192,6 @@ export namespace ApprovalsPanel {
   }
 }
 
-function paragraph(className: string, text: string, testid?: string): HTMLParagraphElement {
-  const node = document.createElement('p');
-  node.className = className;
-  node.textContent = text;
-  if (testid) {
-    node.dataset.testid = testid;
-  }
-  return node;
-}
-
 /** What to do when the server extension does not answer: the commands, ready to copy. */
 function renderMissing(connection: IConnection): HTMLElement {
   const box = document.createElement('div');
@@ -218,14 +213,14 @@ function renderMissing(connection: IConnection): HTMLElement {
   }
   box.append(
     title,
-    paragraph(
-      '',
-      'The sidebar lists and decides requests through it. Install and enable it ' +
+    el('p', '', {
+      text:
+        'The sidebar lists and decides requests through it. Install and enable it ' +
         'in the environment that runs Jupyter:'
-    ),
+    }),
     commands,
-    paragraph('', 'then restart Jupyter and reload this page.'),
-    paragraph('jpa-Sidebar-detail', `(${connection.detail ?? connection.message})`)
+    el('p', '', { text: 'then restart Jupyter and reload this page.' }),
+    el('p', 'jpa-Sidebar-detail', { text: `(${connection.detail ?? connection.message})` })
   );
   return box;
 }

@@ -1,6 +1,7 @@
 // One pending request in the sidebar. Its DOM is built once; `update` changes only the text
 // that changed, so a poll never resets the reason being typed or the focus.
 
+import { el } from './dom';
 import { Decision, IPendingRequest, Verdict } from './tokens';
 
 /** What a row asks of its list. */
@@ -11,19 +12,6 @@ export interface IItemHandlers {
 
 /** Previews up to this size start expanded; longer ones start collapsed. */
 const SHORT_PREVIEW = { chars: 400, lines: 8 };
-
-function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  className: string,
-  testid?: string
-): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  node.className = className;
-  if (testid) {
-    node.dataset.testid = testid;
-  }
-  return node;
-}
 
 function setText(node: HTMLElement, text: string): void {
   if (node.textContent !== text) {
@@ -55,7 +43,7 @@ export function isOpenable(path: string | null | undefined): path is string {
 }
 
 export class PendingItem {
-  readonly node = el('li', 'jpa-Sidebar-item', 'jpa-sidebar-item');
+  readonly node = el('li', 'jpa-Sidebar-item', { testid: 'jpa-sidebar-item' });
 
   constructor(
     item: IPendingRequest,
@@ -230,22 +218,24 @@ export class PendingItem {
   private _fullFingerprint = false;
   private _expired = false;
   private _verdictState: Verdict | undefined;
-  private _action = el('span', 'jpa-Sidebar-action', 'jpa-sidebar-action');
-  private _clock = el('span', 'jpa-Sidebar-clock', 'jpa-sidebar-time-left');
-  private _summary = el('div', 'jpa-Sidebar-summary', 'jpa-sidebar-summary');
+  private _action = el('span', 'jpa-Sidebar-action', { testid: 'jpa-sidebar-action' });
+  private _clock = el('span', 'jpa-Sidebar-clock', { testid: 'jpa-sidebar-time-left' });
+  private _summary = el('div', 'jpa-Sidebar-summary', { testid: 'jpa-sidebar-summary' });
   private _origin = el('div', 'jpa-Sidebar-meta jpa-Sidebar-origin');
-  private _path = el('button', 'jpa-Sidebar-path', 'jpa-sidebar-open-cell');
+  private _path = el('button', 'jpa-Sidebar-path', { testid: 'jpa-sidebar-open-cell' });
   private _user = el('span', 'jpa-Sidebar-user');
-  private _agent = el('span', 'jpa-Sidebar-agent', 'jpa-sidebar-agent');
-  private _from = Object.assign(el('span', ''), { textContent: 'from ' });
+  private _agent = el('span', 'jpa-Sidebar-agent', { testid: 'jpa-sidebar-agent' });
+  private _from = el('span', '', { text: 'from ' });
   private _functionRow = el('div', 'jpa-Sidebar-meta');
-  private _fingerprint = el('code', 'jpa-Sidebar-fingerprint', 'jpa-sidebar-fingerprint');
-  private _function = el('code', 'jpa-Sidebar-function', 'jpa-sidebar-function');
-  private _preview = el('details', 'jpa-Sidebar-preview', 'jpa-sidebar-preview');
+  private _fingerprint = el('code', 'jpa-Sidebar-fingerprint', {
+    testid: 'jpa-sidebar-fingerprint'
+  });
+  private _function = el('code', 'jpa-Sidebar-function', { testid: 'jpa-sidebar-function' });
+  private _preview = el('details', 'jpa-Sidebar-preview', { testid: 'jpa-sidebar-preview' });
   private _pre = el('pre', '');
-  private _omitted = el('span', 'jpa-Sidebar-omitted', 'jpa-sidebar-omitted');
-  private _reason = el('input', 'jpa-Sidebar-reason', 'jpa-sidebar-reason');
-  private _approve = el('button', 'jpa-Sidebar-approve', 'jpa-sidebar-approve');
-  private _reject = el('button', 'jpa-Sidebar-reject', 'jpa-sidebar-reject');
-  private _verdict = el('div', 'jpa-Sidebar-verdict', 'jpa-sidebar-verdict');
+  private _omitted = el('span', 'jpa-Sidebar-omitted', { testid: 'jpa-sidebar-omitted' });
+  private _reason = el('input', 'jpa-Sidebar-reason', { testid: 'jpa-sidebar-reason' });
+  private _approve = el('button', 'jpa-Sidebar-approve', { testid: 'jpa-sidebar-approve' });
+  private _reject = el('button', 'jpa-Sidebar-reject', { testid: 'jpa-sidebar-reject' });
+  private _verdict = el('div', 'jpa-Sidebar-verdict', { testid: 'jpa-sidebar-verdict' });
 }

@@ -135,7 +135,9 @@ export async function fetchPending(
 }
 
 /** The path below the base URL where `item` is decided: its `decide_url` (section 6.1). */
-export function decisionPath(item: Pick<IPendingRequest, 'kernel_id' | 'id' | 'decide_url'>): string {
+export function decisionPath(
+  item: Pick<IPendingRequest, 'kernel_id' | 'id' | 'decide_url'>
+): string {
   if (item.decide_url) {
     return item.decide_url;
   }
