@@ -23,10 +23,10 @@ from ..core import errors
 from ..core.agents import AgentRegistry
 from ..core.model import Lease
 from . import agent_routes, sessions
+from .agent_hold import AgentHold
 from .agent_identity import refuse
 from .agent_notebooks import untrusted_notebook_body
 from .agent_rooms import screen_room_messages
-from .held_code import CodeHold
 from .held_files import held_write, pending_write_error
 from .held_room_edits import room_kind
 from .kernel_screen import KernelScreen
@@ -50,7 +50,7 @@ class AgentGate:
     def __init__(
         self,
         registry: AgentRegistry,
-        hold: CodeHold,
+        hold: AgentHold,
         *,
         policy: str,
         server_root: Path,

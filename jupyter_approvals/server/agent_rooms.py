@@ -28,7 +28,7 @@ from ..core import errors
 from ..core.model import Lease
 from ..core.protocol import CELL_METADATA_KEY
 from . import held_room_edits
-from .held_code import CodeHold
+from .agent_hold import AgentHold
 from .held_files import pending_write_error
 
 #: Output data an untrusted page shows as is; anything else is rich content.
@@ -151,7 +151,7 @@ def tell_and_close(handler: Any, error: errors.ApprovalError, close_code: int) -
     handler.close(close_code, reason)
 
 
-def screen_room_messages(handler: Any, agent: str, log: Any, hold: CodeHold) -> None:
+def screen_room_messages(handler: Any, agent: str, log: Any, hold: AgentHold) -> None:
     """Put the screen in front of this room websocket's message handler (an agent's)."""
     kind = held_room_edits.room_kind(str(handler.request.path).rsplit("/", 1)[-1])
     original = handler.on_message
@@ -192,7 +192,13 @@ def screen_room_messages(handler: Any, agent: str, log: Any, hold: CodeHold) -> 
 
 
 async def _held_text_edit(
-    handler: Any, original: Any, message: bytes, update: bytes, agent: str, hold: CodeHold, log: Any
+    handler: Any,
+    original: Any,
+    message: bytes,
+    update: bytes,
+    agent: str,
+    hold: AgentHold,
+    log: Any,
 ) -> Any:
     """Hand ``update`` to a text file's room only with a person's approval of its change."""
     room = handler.room

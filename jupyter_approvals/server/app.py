@@ -23,6 +23,7 @@ from ..core.agents import AgentRegistry, registry_path
 from ..core.project import journal_location
 from .agent_gate import AgentGate
 from .agent_handlers import AgentPauseHandler, AgentsHandler
+from .agent_hold import AgentHold
 from .agent_identity import (
     GATE_SETTING,
     is_agent,
@@ -41,7 +42,6 @@ from .handlers import (
     JournalHandler,
     PendingHandler,
 )
-from .held_code import CodeHold
 from .kernel_screen import POLICIES
 from .kernels import LINKS_SETTING, KernelLinks
 
@@ -127,7 +127,7 @@ class ApprovalsServer(ExtensionApp):
                 location.problem.message,
                 state_dir,
             )
-        hold = CodeHold(limits, lambda: state_dir, root)
+        hold = AgentHold(limits, lambda: state_dir, root)
         gate = AgentGate(
             AgentRegistry(registry_path(state_dir)),
             hold,

@@ -19,8 +19,9 @@ from ..core import errors
 from ..core.agents import AgentRegistry
 from ..core.model import Lease
 from . import sessions
+from .agent_hold import AgentHold
 from .agent_identity import AgentUser, is_agent, username_of
-from .held_code import CodeHold, pending_text, refusal_text
+from .held_code import pending_text, refusal_text
 from .kernel_messages import IncomingMessage, decode, encode_reply
 
 #: Message types an agent may send on the shell or control channel. Not complete_request or
@@ -42,7 +43,7 @@ class KernelScreen:
     def __init__(
         self,
         registry: AgentRegistry,
-        hold: CodeHold,
+        hold: AgentHold,
         policy: str,
         log: logging.Logger | logging.LoggerAdapter[Any],
         session_manager: Any = None,

@@ -15,7 +15,7 @@ from pycrdt import Doc, Map, Text
 from jupyter_approvals.core import errors
 from jupyter_approvals.core.model import Lease, RequestInfo, Status
 from jupyter_approvals.core.policy import Limits, ManualClock
-from jupyter_approvals.server.held_code import CodeHold
+from jupyter_approvals.server.agent_hold import AgentHold
 from jupyter_approvals.server.held_room_edits import held_room_edit, room_kind
 
 NOTES = "def total(rows):\n    return sum(rows)\n"
@@ -47,14 +47,14 @@ def append(line: str):
 
 
 @pytest.fixture
-def hold(tmp_path: Path) -> tuple[CodeHold, ManualClock]:
+def hold(tmp_path: Path) -> tuple[AgentHold, ManualClock]:
     clock = ManualClock()
     root = tmp_path / "project"
     root.mkdir()
-    return CodeHold(Limits(), lambda: tmp_path / "state", root, clock), clock
+    return AgentHold(Limits(), lambda: tmp_path / "state", root, clock), clock
 
 
-def approve(hold: CodeHold, clock: ManualClock, info: RequestInfo) -> None:
+def approve(hold: AgentHold, clock: ManualClock, info: RequestInfo) -> None:
     hold.listing(shown=True)  # the person's sidebar received it
     clock.advance(1.5)  # and they read it
     hold.decide(info.id, "approve", info.fingerprint, "", "person")
@@ -122,7 +122,7 @@ def test_the_same_change_by_a_fresh_client_is_the_same_request():
     assert third.fingerprint != first.fingerprint
 
 
-def approved_edit(code_hold: CodeHold, clock: ManualClock, line: str):
+def approved_edit(code_hold: AgentHold, clock: ManualClock, line: str):
     """An agent's edit of notes.py, held and then approved by the person: (write, request)."""
     room = room_with(NOTES)
     write = held_room_edit(room, agent_edit(room, append(line)), "notes.py", "bot")
