@@ -19,15 +19,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import secrets
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 from jupyter_client.session import Session
@@ -35,6 +30,7 @@ from jupyter_server.services.kernels.connection.base import (
     deserialize_msg_from_ws_v1,
     serialize_msg_to_ws_v1,
 )
+from server_process import ServerProcess
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
 
@@ -43,68 +39,11 @@ HOLD_TARGET = 2.0
 V1 = "v1.kernel.websocket.jupyter.org"
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class Server:
-    """A jupyter server in its own temporary root, with or without jupyter-approvals."""
-
-    def __init__(self, base: Path, gated: bool) -> None:
-        self.port = free_port()
-        self.token = secrets.token_hex(16)
-        self.state = base / "state"
-        root = base / "root"
-        root.mkdir(parents=True)
-        env = {
-            **os.environ,
-            "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
-            "JUPYTER_CONFIG_DIR": str(base / "config"),
-            "JUPYTER_APPROVALS_STATE_DIR": str(self.state),
-        }
-        extensions = "{'jupyter_approvals': True}" if gated else "{'jupyter_approvals': False}"
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "jupyter_server",
-                "--no-browser",
-                f"--port={self.port}",
-                f"--IdentityProvider.token={self.token}",
-                f"--ServerApp.root_dir={root}",
-                f"--ServerApp.jpserver_extensions={extensions}",
-                "--allow-root",
-            ],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                self.request("api/status")
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
-        self.kernel_id = self.request("api/kernels", b"{}")["id"]
-
-    def request(self, path: str, body: bytes | None = None) -> dict:
-        req = urllib.request.Request(
-            f"http://127.0.0.1:{self.port}/{path}",
-            data=body,
-            method="POST" if body is not None else "GET",
-            headers={"Authorization": f"token {self.token}"},
-        )
-        with urllib.request.urlopen(req, timeout=60) as response:
-            return json.loads(response.read() or b"{}")
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(30)
+def start_server(base: Path, gated: bool) -> ServerProcess:
+    """A server with (gated) or without the extension, and one kernel started in it."""
+    server = ServerProcess(base, base / "root", extension=gated)
+    server.kernel_id = server.request("api/kernels", "POST", b"{}")["id"]  # type: ignore[attr-defined]
+    return server
 
 
 class Socket:
@@ -115,7 +54,7 @@ class Socket:
         self.session = Session(username="bench")
 
     @classmethod
-    async def open(cls, server: Server, token: str) -> Socket:
+    async def open(cls, server: ServerProcess, token: str) -> Socket:
         url = f"ws://127.0.0.1:{server.port}/api/kernels/{server.kernel_id}/channels"
         request = HTTPRequest(url, headers={"Authorization": f"token {token}"})
         socket_ = cls(await websocket_connect(request, subprotocols=[V1]))
@@ -168,8 +107,8 @@ async def batch(socket_: Socket, code: str, count: int, expect: str) -> float:
 
 async def main_async(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        plain = Server(Path(tmp) / "plain", gated=False)
-        gated = Server(Path(tmp) / "gated", gated=True)
+        plain = start_server(Path(tmp) / "plain", gated=False)
+        gated = start_server(Path(tmp) / "gated", gated=True)
         try:
             sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
             from jupyter_approvals.core.agents import AgentRegistry, registry_path

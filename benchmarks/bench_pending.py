@@ -17,86 +17,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
-import secrets
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 from jupyter_client.asynchronous import AsyncKernelClient
 from pending_kernels import connect, make_pending
+from server_process import ServerProcess
 
 TARGET_RATIO = 2.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class Server:
-    """A jupyter server with the extension, in a temporary root, driven over HTTP."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.port = free_port()
-        self.token = secrets.token_hex(16)
-        self.runtime = root / "runtime"
-        env = {
-            **os.environ,
-            "JUPYTER_RUNTIME_DIR": str(self.runtime),
-            "JUPYTER_APPROVALS_STATE_DIR": str(root / "state"),
-        }
-        (root / "project").mkdir()
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "jupyter_server",
-                "--no-browser",
-                f"--port={self.port}",
-                f"--IdentityProvider.token={self.token}",
-                f"--ServerApp.root_dir={root / 'project'}",
-                "--ServerApp.jpserver_extensions={'jupyter_approvals': True}",
-                "--allow-root",
-            ],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                self.get("api/status")
-                return
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
-
-    def request(self, path: str, method: str = "GET", body: bytes | None = None) -> dict:
-        req = urllib.request.Request(
-            f"http://127.0.0.1:{self.port}/{path}",
-            data=body,
-            method=method,
-            headers={"Authorization": f"token {self.token}"},
-        )
-        with urllib.request.urlopen(req, timeout=60) as response:
-            return json.loads(response.read() or b"{}")
-
-    def get(self, path: str) -> dict:
-        return self.request(path)
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(30)
 
 
 async def kernel_info_round(clients: list[AsyncKernelClient]) -> float:
@@ -107,13 +37,13 @@ async def kernel_info_round(clients: list[AsyncKernelClient]) -> float:
 
 async def main_async(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        server = Server(Path(tmp))
+        server = ServerProcess(Path(tmp), Path(tmp) / "project")
         try:
             print(f"starting {args.kernels} kernels ...", flush=True)
             ids = [server.request("api/kernels", "POST", b"{}")["id"] for _ in range(args.kernels)]
             clients = [await connect(server.runtime, kernel_id) for kernel_id in ids]
             await make_pending(clients, args.per_kernel)
-            listing = await asyncio.to_thread(server.get, "jupyter-approvals/api/pending")
+            listing = await asyncio.to_thread(server.request, "jupyter-approvals/api/pending")
             expected = args.kernels * args.per_kernel
             if len(listing["pending"]) != expected or listing["unanswered_kernels"]:
                 raise SystemExit(
@@ -125,7 +55,7 @@ async def main_async(args: argparse.Namespace) -> None:
             for _ in range(args.rounds):
                 base.append(await kernel_info_round(clients))
                 start = time.perf_counter()
-                await asyncio.to_thread(server.get, "jupyter-approvals/api/pending")
+                await asyncio.to_thread(server.request, "jupyter-approvals/api/pending")
                 pending.append(time.perf_counter() - start)
             base_ms = statistics.median(base) * 1000
             pending_ms = statistics.median(pending) * 1000
