@@ -137,24 +137,43 @@ def _is_same_or_below(inner: Path, outer: Path) -> bool:
 
 
 def ensure_outside_project(
-    state_dir: str | os.PathLike[str], project_root: str | os.PathLike[str]
+    state_dir: str | os.PathLike[str],
+    project_root: str | os.PathLike[str],
+    home: str | os.PathLike[str] | None = None,
 ) -> None:
     """Raise :class:`ApprovalJournalInsideProject` if the state dir is the project or below it.
 
     Both paths are resolved first (symlinks followed; missing trailing parts kept), so a
     symlink pointing into the project does not hide it. ``details`` carry the resolved
     ``state_dir`` and ``project_root`` as strings.
+
+    One case passes: a notebook straight in the home directory (``home``, default the
+    user's), which is no git work tree, with the state dir in a hidden directory of it (the
+    platform default ``~/.local/state/...``). The home directory is where JupyterHub and many
+    people start Jupyter; it is not a project, and the contents API of jupyter_server (and the
+    agent gate) do not reach hidden directories.
     """
     state = Path(state_dir).resolve()
     root = Path(project_root).resolve()
-    if _is_same_or_below(state, root):
-        raise ApprovalJournalInsideProject(
-            f"the decision journal's state directory {str(state)!r} is inside the project "
-            f"{str(root)!r}; anything that edits the project could rewrite the record of "
-            f"decisions. Set {STATE_DIR_ENV} to a directory outside the project.",
-            state_dir=str(state),
-            project_root=str(root),
-        )
+    if not _is_same_or_below(state, root) or _hidden_in_home(state, root, home):
+        return
+    raise ApprovalJournalInsideProject(
+        f"the decision journal's state directory {str(state)!r} is inside the project "
+        f"{str(root)!r}; anything that edits the project could rewrite the record of "
+        f"decisions. Set {STATE_DIR_ENV} to a directory outside the project.",
+        state_dir=str(state),
+        project_root=str(root),
+    )
+
+
+def _hidden_in_home(state: Path, root: Path, home: str | os.PathLike[str] | None) -> bool:
+    home_dir = Path.home() if home is None else Path(home)
+    if root != home_dir.resolve() or (root / ".git").exists() or state == root:
+        return False
+    try:
+        return state.relative_to(root).parts[0].startswith(".")
+    except ValueError:  # below the home directory only by file identity: not this case
+        return False
 
 
 @dataclass(frozen=True)

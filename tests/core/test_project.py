@@ -322,3 +322,37 @@ def test_one_place_says_where_the_journal_is_and_why_it_cannot_be_used(base: Pat
     fine = journal_location(base / "project", {STATE_DIR_ENV: str(base / "state")})
     assert fine.problem is None
     assert fine.state_dir == base / "state"
+
+
+def test_a_notebook_in_the_home_directory_works_with_the_default_state_dir(base: Path) -> None:
+    # Given a home directory that is no git work tree, and the platform default state dir in it
+    home = base / "home"
+    home.mkdir()
+    state = home / ".local" / "state" / "jupyter-approvals"
+    # When / Then a notebook straight in the home directory may use it
+    ensure_outside_project(state, home, home=home)
+    # But a visible folder of the home directory is refused, like any folder of a project
+    with pytest.raises(ApprovalJournalInsideProject):
+        ensure_outside_project(home / "approvals-state", home, home=home)
+    # And so is the home directory itself
+    with pytest.raises(ApprovalJournalInsideProject):
+        ensure_outside_project(home, home, home=home)
+
+
+def test_a_home_directory_that_is_a_git_work_tree_is_a_project(base: Path) -> None:
+    # Given a home directory kept in git (dotfiles), and the default state dir in it
+    home = base / "home"
+    (home / ".git").mkdir(parents=True)
+    # When / Then the journal may not live there: git could commit or check it out
+    with pytest.raises(ApprovalJournalInsideProject):
+        ensure_outside_project(home / ".local" / "state" / "jupyter-approvals", home, home=home)
+
+
+def test_a_folder_of_the_home_directory_is_a_project_of_its_own(base: Path) -> None:
+    # Given a notebook folder below the home directory and a hidden state dir inside that folder
+    home = base / "home"
+    work = home / "work"
+    work.mkdir(parents=True)
+    # When / Then the exception is for the home directory only
+    with pytest.raises(ApprovalJournalInsideProject):
+        ensure_outside_project(work / ".state", work, home=home)

@@ -174,3 +174,29 @@ def test_a_relative_state_dir_refuses_protected_calls_with_a_code_of_its_own(tmp
         assert session.store.pending() == []
     finally:
         session.close()
+
+
+def test_a_notebook_in_the_home_directory_asks_with_the_default_state_dir(
+    tmp_path: Path, monkeypatch
+):
+    # Given a home directory (no git) with a notebook straight in it, and no state dir setting
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+    monkeypatch.delenv("JUPYTER_APPROVALS_STATE_DIR", raising=False)
+    session = KernelSession.install(KernelSession(None, environ={}, cwd=home))
+    try:
+
+        @ja.protected("file.write")
+        def save(text: str) -> None:
+            raise AssertionError("must not run unapproved")
+
+        # When a protected function is called, Then it asks (it is not refused)
+        with pytest.raises(ja.ApprovalPending):
+            save("x")
+        # And the journal is under the home directory's hidden state dir, outside any project
+        assert session.journal.path.is_relative_to(home / ".local" / "state")
+        assert [line for line in session.journal.path.read_text().splitlines() if line]
+    finally:
+        session.close()
