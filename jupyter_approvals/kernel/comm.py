@@ -86,7 +86,22 @@ class CommEndpoint:
             self._comms.pop(comm_id, None)
 
     def _on_msg(self, comm: Any, msg: dict[str, Any]) -> None:
-        data = (msg.get("content") or {}).get("data")
+        # Every message gets a coded answer: nothing a frontend sends may raise in here.
+        try:
+            self._handle(comm, msg)
+        except Exception:
+            log.exception("jupyter-approvals: a comm message could not be handled")
+            self._send(
+                comm,
+                _error(
+                    errors.ApprovalMalformedMessage(
+                        "The message could not be handled; nothing was decided."
+                    )
+                ),
+            )
+
+    def _handle(self, comm: Any, msg: dict[str, Any]) -> None:
+        data = (msg.get("content") or {}).get("data") if isinstance(msg, dict) else None
         size = len(json.dumps(data, default=str))
         if size > MAX_MESSAGE_BYTES:
             self._send(
@@ -118,7 +133,11 @@ class CommEndpoint:
         request_id = data.get("id")
         channel = data.get("channel") if data.get("channel") in _CHANNELS else "comm"
         reply: dict[str, Any] = {"op": "decided", "id": request_id}
-        late = _past(data.get("not_after"))
+        try:
+            late = _past(data.get("not_after"))
+        except errors.ApprovalMalformedDecision as exc:
+            self._decisions.refused(str(request_id)[:64], exc.code, channel=str(channel))
+            return {**reply, "ok": False, "code": exc.code, "message": exc.message, "status": None}
         if late:
             self._decisions.refused_late(str(request_id)[:64], str(channel))
             return {
@@ -175,11 +194,23 @@ def _error(exc: errors.ApprovalError) -> dict[str, Any]:
 
 
 def _past(not_after: object) -> bool:
-    """True when a decision's ``not_after`` (ISO 8601 UTC) lies in the past."""
-    if not isinstance(not_after, str):
+    """True when a decision's ``not_after`` (ISO 8601 with a time zone) lies in the past.
+
+    Absent (None): no deadline. Anything else that is not such a time cannot be honoured and
+    is refused with APPROVAL_MALFORMED_DECISION, rather than guessed at.
+    """
+    if not_after is None:
         return False
-    try:
-        moment = datetime.fromisoformat(not_after.replace("Z", "+00:00"))
-    except ValueError:
-        return True  # an unreadable deadline cannot be honoured: refuse rather than guess
+    moment = None
+    if isinstance(not_after, str):
+        try:
+            moment = datetime.fromisoformat(not_after.replace("Z", "+00:00"))
+        except ValueError:
+            moment = None
+    if moment is None or moment.tzinfo is None or moment.utcoffset() is None:
+        raise errors.ApprovalMalformedDecision(
+            "not_after must be an ISO 8601 time with a time zone (e.g. 2026-12-01T10:00:00Z); "
+            "nothing was decided.",
+            field="not_after",
+        )
     return datetime.now(timezone.utc) > moment

@@ -95,6 +95,15 @@ def test_second_decision_is_refused(frontend):
         ("not an object", "APPROVAL_MALFORMED_MESSAGE"),
         ({"op": "list", "padding": "x" * 70_000}, "APPROVAL_TOO_LARGE"),
         ({"op": "decide", "id": None, "decision": "approve"}, "APPROVAL_MALFORMED_DECISION"),
+        # A deadline without a time zone, or not a time at all, cannot be honoured
+        (
+            {"op": "decide", "id": "0123456789abcdef", "not_after": "2026-12-01T10:00:00"},
+            "APPROVAL_MALFORMED_DECISION",
+        ),
+        (
+            {"op": "decide", "id": "0123456789abcdef", "not_after": 1764583200},
+            "APPROVAL_MALFORMED_DECISION",
+        ),
     ],
 )
 def test_malformed_messages_get_a_coded_error(frontend, payload, code):
