@@ -87,6 +87,8 @@ bench: setup
 	$(BIN)/python benchmarks/bench_table_write.py
 	$(BIN)/python benchmarks/bench_agent_gate.py
 	$(BIN)/python benchmarks/bench_held_write.py
+	$(BIN)/python benchmarks/bench_pending.py
+	CHROMIUM_PATH=$(CHROMIUM) $(BIN)/python benchmarks/bench_sidebar.py
 
 clean:
 	rm -rf $(VENV) $(AGENT_VENV) build dist *.egg-info
