@@ -10,9 +10,12 @@ it: each such character is written as a marker naming its code point (``⟦U+202
 marker's own opening bracket is written the same way, so a marker in the text is never
 mistaken for a character that was escaped. Beyond the listed ranges, every other character of
 Unicode's "other" categories (controls, format characters, surrogates, private use and code
-points not assigned yet) is marked too: a character a font may draw as nothing is never shown
-raw. This is the one escaping scheme of the project: cards, the sidebar's texts, the journal
-and the terminal output of the CLI all use it.
+points not assigned yet) and every line or paragraph separator is marked too, as is each mark
+of a run of more than :data:`MAX_COMBINING_RUN` combining marks: a character a font may draw
+as nothing, or a stack that covers other lines, is never shown raw. Categories come from the
+running Python's ``unicodedata``: a code point assigned in a newer Unicode version than it
+knows counts as unassigned, and is marked. This is the one escaping scheme of the project:
+cards, the sidebar's texts, the journal and the terminal output of the CLI all use it.
 """
 
 from __future__ import annotations
@@ -40,8 +43,12 @@ _HIDING_RANGES = (
     "\ue000-\uf8ff"  # private use
     "\U000e0000-\U000e0fff"  # tag characters and the variation selectors supplement
     "\U000f0000-\U0010ffff"  # supplementary private use
+    "\u2800"  # braille pattern blank, drawn as empty space
     "\u27e6"  # the marker's own opening bracket
 )
+#: A run of more combining marks than this on one character is written as markers: a tall
+#: stack of marks ("zalgo" text) can cover the lines around it.
+MAX_COMBINING_RUN = 4
 _LINE_BREAKS = "\t\n"
 _KEEPING_LINES = re.compile(f"[{_HIDING_RANGES}]")
 _ONE_LINE = re.compile(f"[{_HIDING_RANGES}{_LINE_BREAKS}]")
@@ -59,8 +66,25 @@ def make_visible(text: str, keep_lines: bool = True) -> str:
     marked = (_KEEPING_LINES if keep_lines else _ONE_LINE).sub(_marker, text)
     if marked.isascii():
         return marked
-    # The ranges above catch the common cases at regex speed; this catches the rest.
-    return "".join(
-        f"⟦U+{ord(ch):04X}⟧" if ch > "\x9f" and unicodedata.category(ch)[0] == "C" else ch
-        for ch in marked
-    )
+    # The ranges above catch the common cases at regex speed; this catches the rest by
+    # category: other (controls, format, surrogates, private use, unassigned), line and
+    # paragraph separators, and long runs of combining marks.
+    out: list[str] = []
+    run: list[str] = []
+    for ch in marked:
+        category = unicodedata.category(ch) if ch > "\x9f" else ""
+        if category.startswith("M"):
+            run.append(ch)
+            continue
+        _flush(run, out)
+        out.append(f"⟦U+{ord(ch):04X}⟧" if category[:1] == "C" or category in ("Zl", "Zp") else ch)
+    _flush(run, out)
+    return "".join(out)
+
+
+def _flush(run: list[str], out: list[str]) -> None:
+    if len(run) > MAX_COMBINING_RUN:
+        out.extend(f"⟦U+{ord(mark):04X}⟧" for mark in run)
+    else:
+        out.extend(run)
+    run.clear()

@@ -31,3 +31,17 @@ def test_ordinary_text_is_left_as_it_is():
     assert make_visible(text, keep_lines=False) == text.replace("\n", "⟦U+000A⟧").replace(
         "\t", "⟦U+0009⟧"
     )
+
+
+def test_a_long_run_of_combining_marks_is_marked_a_short_one_kept():
+    # Given an accent or two (ordinary), and a stack of twenty marks on one letter
+    short = "e\u0301\u0323"
+    stack = "a" + "\u0301" * 20
+    # When they are made visible
+    # Then the short run stays, the stack is written as markers after its base letter
+    assert make_visible(short) == short
+    assert make_visible(stack) == "a" + "⟦U+0301⟧" * 20
+
+
+def test_a_braille_blank_is_marked():
+    assert make_visible("rm\u2800-rf") == "rm⟦U+2800⟧-rf"
