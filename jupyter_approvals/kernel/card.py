@@ -155,13 +155,13 @@ class ApprovalCard(anywidget.AnyWidget):
         op = content.get("op")
         try:
             if op == "decide":
-                self._check_shown(content)
                 self._decisions.decide(
                     content.get("id"),
                     content.get("decision"),
                     content.get("fingerprint"),
                     content.get("reason", ""),
                     channel="card",
+                    check=lambda: self._check_shown(content),
                 )
                 self.notice = ""
             elif op == "dismiss":

@@ -134,21 +134,6 @@ class CommEndpoint:
         channel = data.get("channel") if data.get("channel") in _CHANNELS else "comm"
         reply: dict[str, Any] = {"op": "decided", "id": request_id}
         try:
-            late = _past(data.get("not_after"))
-        except errors.ApprovalMalformedDecision as exc:
-            self._decisions.refused(str(request_id)[:64], exc.code, channel=str(channel))
-            return {**reply, "ok": False, "code": exc.code, "message": exc.message, "status": None}
-        if late:
-            self._decisions.refused_late(str(request_id)[:64], str(channel))
-            return {
-                **reply,
-                "ok": False,
-                "code": errors.ApprovalKernelUnavailable.code,
-                "message": "The decision arrived after its deadline (the kernel was busy); "
-                "nothing was decided. Decide again.",
-                "status": None,
-            }
-        try:
             info = self._decisions.decide(
                 request_id,
                 data.get("decision"),
@@ -156,6 +141,7 @@ class CommEndpoint:
                 data.get("reason", ""),
                 channel=str(channel),
                 decided_by=data["decided_by"] if isinstance(data.get("decided_by"), str) else None,
+                check=lambda: _check_deadline(data.get("not_after")),
             )
         except errors.ApprovalError as exc:
             current = self._decisions.get(request_id)
@@ -191,6 +177,16 @@ class CommEndpoint:
 
 def _error(exc: errors.ApprovalError) -> dict[str, Any]:
     return {"op": "error", "ok": False, "code": exc.code, "message": exc.message}
+
+
+def _check_deadline(not_after: object) -> None:
+    """Refuse a decision that arrived after the deadline its sender gave it."""
+    if _past(not_after):
+        raise errors.ApprovalKernelUnavailable(
+            "The decision arrived after its deadline (the kernel was busy); nothing was "
+            "decided. Decide again.",
+            why="late",
+        )
 
 
 def _past(not_after: object) -> bool:

@@ -7,12 +7,14 @@ card was closed, and journals what was refused.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..core import errors
 from ..core.model import RequestInfo, Status
 from ..core.store import ApprovalStore
 from . import frontend
+from .frontend import FrontendGuard
 from .journaling import KernelJournal
 
 #: Refusals the store or the frontend guard journal themselves.
@@ -21,6 +23,14 @@ _JOURNALED_ELSEWHERE = (
     errors.ApprovalAutoAnswered,
     errors.ApprovalNotFromFrontend,
 )
+
+
+class _AlreadyJournaled(Exception):
+    """Carries a refusal of an entry point's check out past the generic journaling."""
+
+    def __init__(self, error: errors.ApprovalError) -> None:
+        super().__init__(error.message)
+        self.error = error
 
 
 class Decisions:
@@ -43,26 +53,49 @@ class Decisions:
         reason: object = "",
         channel: str = "card",
         decided_by: str | None = None,
+        check: Callable[[], None] | None = None,
     ) -> RequestInfo:
         """Apply a decision carried by the frontend message being handled now.
 
-        The store's guard refuses it unless that message is a frontend's comm message to
-        this request's card or to a ``jupyter_approvals`` comm carrying exactly this decision.
-        Refusals are journaled.
+        The message is consumed first, whatever follows. ``check`` is the entry point's own
+        check of the message (the card's shown content, the sender's deadline); only when it
+        passes is the message admitted for exactly this decision, and the store's guard
+        refuses any decision the message was not admitted for (docs/protocol.md 3). Every
+        refusal is journaled.
         """
+        guard = self._store.decision_guard
+        token = guard.open() if isinstance(guard, FrontendGuard) else None
         try:
             if not isinstance(request_id, str):
                 raise errors.ApprovalMalformedDecision("The request id must be text.", field="id")
+            if check is not None:
+                try:
+                    check()
+                except errors.ApprovalError as refused:
+                    # The entry point's own checks are journaled here, whatever their code.
+                    why = refused.details.get("why")
+                    extra = {"why": why} if isinstance(why, str) else {}
+                    self.refused(str(request_id)[:64], refused.code, channel=channel, **extra)
+                    raise _AlreadyJournaled(refused) from None
+            if token is not None and isinstance(guard, FrontendGuard):
+                guard.admit(token, (request_id, decision, fingerprint, reason))
             # Who decided: the server's stamp on a card's message, or what the server says
             # it authenticated for a sidebar decision (a hint for the journal, not a check).
             who = frontend.caller_context()["person"] or decided_by
             if who:
                 self._journal.note_decider(request_id, who)
             return self._store.decide(request_id, decision, fingerprint, reason, channel)
+        except _AlreadyJournaled as journaled:
+            raise journaled.error from None
         except errors.ApprovalError as exc:
             if not isinstance(exc, _JOURNALED_ELSEWHERE):
-                self.refused(str(request_id)[:64], exc.code, channel=channel)
+                why = exc.details.get("why")
+                extra = {"why": why} if isinstance(why, str) else {}
+                self.refused(str(request_id)[:64], exc.code, channel=channel, **extra)
             raise
+        finally:
+            if token is not None and isinstance(guard, FrontendGuard):
+                guard.close(token)
 
     def dismiss(self, request_id: str, channel: str) -> None:
         """The card was closed: a pending request ends without running.
@@ -83,10 +116,6 @@ class Decisions:
     def refused(self, request_id: str, code: str, **fields: Any) -> None:
         """Journal a refused decision of ``request_id``."""
         self._journal.refused(request_id, code, self._store.get(request_id), **fields)
-
-    def refused_late(self, request_id: str, channel: str) -> None:
-        """Record a decision that arrived after the deadline its sender gave it."""
-        self.refused(request_id, errors.ApprovalKernelUnavailable.code, channel=channel, why="late")
 
     def guard_refused(self, request_id: str, why: str, message_type: str | None) -> None:
         """Journal a decision the frontend guard refused (it was not a frontend's message)."""

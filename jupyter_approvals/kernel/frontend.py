@@ -2,10 +2,15 @@
 
 A decision counts only while the kernel's main thread is handling the very ``comm_msg`` that
 carries it: addressed to the card of that request or to a ``jupyter_approvals`` comm, with
-exactly this request id, answer, fingerprint and reason in its data, and not used for a
-decision before. When cell code calls a handler directly, the message being handled is the
-cell's ``execute_request``; when a thread or a trap widget's callback tries it while some
-other frontend message is being handled, that message does not carry the decision.
+exactly this request id, answer, fingerprint and reason in its data, and admitted for that
+decision by the entry point handling it (:meth:`FrontendGuard.open` consumes the message the
+first time it is seen; :meth:`FrontendGuard.admit` follows only once every check of the entry
+point passed). A message whose checks failed, or that decided once, can never decide: not
+through the entry point, and not through code that runs on the main thread while it is being
+handled (a profile or trace hook, a signal handler). When cell code calls a handler directly,
+the message being handled is the cell's ``execute_request``; when a thread or a trap widget's
+callback tries it while some other frontend message is being handled, that message does not
+carry the decision.
 
 Deliberate code can still forge the parent message or send a real one through its own
 connection (docs/security.md, T3); this check stops the careless and the protocol-curious.
@@ -98,8 +103,35 @@ class FrontendGuard:
     ) -> None:
         self._comms_for = comms_for
         self._on_refused = on_refused
-        self._used: OrderedDict[str, None] = OrderedDict()
+        self._seen: OrderedDict[str, None] = OrderedDict()
+        self._admitted: dict[str, tuple[object, ...]] = {}
         self._lock = threading.Lock()
+
+    def open(self) -> str | None:
+        """Consume the frontend message being handled now: its id the first time it is seen,
+        else None (seen before, or no frontend message is being handled)."""
+        header = current_parent().get("header") or {}
+        msg_id = header.get("msg_id") if isinstance(header, dict) else None
+        if not isinstance(msg_id, str) or threading.current_thread() is not threading.main_thread():
+            return None
+        with self._lock:
+            if msg_id in self._seen:
+                return None
+            self._seen[msg_id] = None
+            while len(self._seen) > _USED_MESSAGES_KEPT:
+                self._seen.popitem(last=False)
+        return msg_id
+
+    def admit(self, msg_id: str, decision: tuple[object, ...]) -> None:
+        """Every check of the entry point passed: message ``msg_id`` may make ``decision``
+        (request id, answer, fingerprint, reason), once."""
+        with self._lock:
+            self._admitted[msg_id] = decision
+
+    def close(self, msg_id: str) -> None:
+        """The entry point is done with ``msg_id``: an admission it did not use lapses."""
+        with self._lock:
+            self._admitted.pop(msg_id, None)
 
     def __call__(self, request_id: str, decision: str, fingerprint: str, reason: str) -> None:
         """Raise APPROVAL_NOT_FROM_FRONTEND unless the current message carries this decision."""
@@ -125,12 +157,12 @@ class FrontendGuard:
             why = "the message being handled does not carry this decision"
         else:
             with self._lock:
-                if not isinstance(msg_id, str) or msg_id in self._used:
-                    why = "this frontend message was already used for a decision"
-                else:
-                    self._used[msg_id] = None
-                    while len(self._used) > _USED_MESSAGES_KEPT:
-                        self._used.popitem(last=False)
+                admitted = self._admitted.pop(msg_id, None) if isinstance(msg_id, str) else None
+            if admitted != (request_id, decision, fingerprint, reason):
+                why = (
+                    "the message being handled was not admitted for this decision (a check of "
+                    "it failed, or it decided already)"
+                )
         if why is not None:
             self._on_refused(request_id, why, msg_type if isinstance(msg_type, str) else None)
             raise errors.ApprovalNotFromFrontend(

@@ -335,3 +335,96 @@ def test_card_and_listing_name_the_function_that_will_run(frontend):
     card = pending_call(frontend, "save('x', 'x.txt')")
     assert card.state["function"] == "__main__.save"
     assert frontend.list_pending()["requests"][0]["function"] == "__main__.save"
+
+
+#: Cell code that, the next time the kernel's main thread enters ``name`` (a check of an entry
+#: point), decides with the decision the frontend message being handled carries.
+DECIDING_HOOK = """
+import sys
+from jupyter_approvals.kernel import frontend as _f
+from jupyter_approvals.kernel.session import KernelSession
+hook_results = []
+def _hook(frame, event, arg):
+    if event == "call" and frame.f_code.co_name == {name!r}:
+        sys.setprofile(None)
+        data = _f.current_parent()["content"]["data"]
+        payload = _f.decision_payload(data)
+        try:
+            KernelSession.current().decisions.decide(
+                payload["id"], payload["decision"], payload["fingerprint"],
+                payload.get("reason", ""))
+            hook_results.append("decided")
+        except Exception as exc:
+            hook_results.append(type(exc).__name__)
+sys.setprofile(_hook)
+"""
+
+
+def test_a_hook_cannot_apply_a_card_decision_whose_shown_content_was_refused(frontend, state_dir):
+    # Given a pending request, and cell code hooked into the kernel's main thread
+    run(frontend, SETUP)
+    card = pending_call(frontend, "save('x', 'precious.csv')")
+    run(frontend, DECIDING_HOOK.format(name="_check_shown"))
+    time.sleep(HUMAN_PAUSE_S)
+    # When a card message arrives whose shown content is not the request's (rewritten text)
+    state = frontend.card(card.model_id).state
+    frontend.send_widget_message(
+        card.model_id,
+        {
+            "op": "decide",
+            "id": state["request_id"],
+            "decision": "approve",
+            "fingerprint": state["fingerprint"],
+            "reason": "",
+            "shown": {
+                **{
+                    k: state.get(k)
+                    for k in ("action", "preview", "preview_omitted", "fingerprint", "function")
+                },
+                "summary": "Write scratch.txt",
+            },
+        },
+    )
+    after = wait_for_state(frontend, card, lambda s: s.get("notice")).state
+    # Then the card refuses, and the hook's decision, made while that message was handled,
+    # is refused too: nothing approved, nothing ran
+    assert after["state"] == "pending"
+    assert "APPROVAL_FINGERPRINT_MISMATCH" in after["notice"]
+    assert value(frontend, "hook_results") == "['ApprovalNotFromFrontend']"
+    assert run(frontend, "save('x', 'precious.csv')").ename == "ApprovalPending"
+    assert value(frontend, "runs") == "[]"
+    # And both refusals are journaled
+    codes = [e.get("code") for e in journal_lines(state_dir) if e["event"] == "refused"]
+    assert "APPROVAL_FINGERPRINT_MISMATCH" in codes
+    assert "APPROVAL_NOT_FROM_FRONTEND" in codes
+
+
+def test_a_hook_cannot_apply_a_sidebar_decision_that_arrived_too_late(frontend, state_dir):
+    # Given a pending request, and cell code hooked into the kernel's main thread
+    run(frontend, SETUP)
+    card = pending_call(frontend, "save('x', 'precious.csv')")
+    run(frontend, DECIDING_HOOK.format(name="_check_deadline"))
+    time.sleep(HUMAN_PAUSE_S)
+    # When a sidebar decision arrives after the deadline its sender gave it (the server
+    # already told the person that nothing was decided)
+    frontend.list_pending()
+    frontend.send_endpoint(
+        {
+            "op": "decide",
+            "id": card.state["request_id"],
+            "decision": "approve",
+            "fingerprint": card.state["fingerprint"],
+            "reason": "",
+            "channel": "sidebar",
+            "not_after": "2000-01-01T00:00:00Z",
+        }
+    )
+    deadline = time.monotonic() + 5
+    replies: list[dict] = []
+    while time.monotonic() < deadline and not replies:
+        replies = [m for m in frontend.endpoint_messages() if m.get("op") == "decided"]
+    # Then it is refused as late, and the hook's decision during it is refused too
+    assert replies[-1]["code"] == "APPROVAL_KERNEL_UNAVAILABLE"
+    assert value(frontend, "hook_results") == "['ApprovalNotFromFrontend']"
+    assert run(frontend, "save('x', 'precious.csv')").ename == "ApprovalPending"
+    assert value(frontend, "runs") == "[]"
