@@ -194,16 +194,20 @@ class ProtectedFunction(Generic[P, R]):
     ) -> errors.ApprovalPending:
         info = existing
         if info is None:
-            info, _created = session.store.open_request(
-                action=self.action,
-                fingerprint=call.fingerprint,
-                summary=self._render_summary(call.arguments),
-                preview=self._render_preview(call.arguments),
-                origin=session.origin(),
-                slot=call.slot,
-                owner=self._owner,
-                function=self.function,
-            )
+            try:
+                info, _created = session.store.open_request(
+                    action=self.action,
+                    fingerprint=call.fingerprint,
+                    summary=self._render_summary(call.arguments),
+                    preview=self._render_preview(call.arguments),
+                    origin=session.origin(),
+                    slot=call.slot,
+                    owner=self._owner,
+                    function=self.function,
+                )
+            except errors.ApprovalTooManyPending as exc:
+                session.journal_refusal(f"action:{self.action}", exc.code, action=self.action)
+                raise
         session.show(info)
         return pending_error(info)
 

@@ -16,6 +16,8 @@ from ..core.journal import Journal
 from ..core.model import RequestInfo
 from ..core.project import journal_location
 from ..core.protocol import DECISION_EVENTS
+from . import frontend
+from .frontend import FRONTEND_MESSAGE_TYPE
 
 #: Refused decisions journaled per request before the rest are only counted.
 REFUSALS_JOURNALED = 20
@@ -42,7 +44,7 @@ class KernelJournal:
         location = journal_location(project_root, environ)
         self.journal = Journal.for_project(project_root, location.state_dir)
         self._location_problem = location.problem
-        self._refusals: dict[str, int] = {}
+        self._refusals: dict[tuple[str, str], int] = {}
         self._decided_by: dict[str, str] = {}
 
     def check_location(self) -> None:
@@ -83,16 +85,29 @@ class KernelJournal:
         entry.update(fields)
         self.journal.append(event, **{k: v for k, v in entry.items() if v is not None})
 
-    def refused(self, request_id: str, code: str, info: RequestInfo | None, **fields: Any) -> None:
-        """A refused decision: journaled, up to :data:`REFUSALS_JOURNALED` per request."""
-        seen = self._refusals.get(request_id, 0) + 1
-        self._refusals[request_id] = seen
+    def refused(
+        self,
+        request_id: str | None,
+        code: str,
+        info: RequestInfo | None,
+        budget: str | None = None,
+        **fields: Any,
+    ) -> None:
+        """A refusal: journaled, up to :data:`REFUSALS_JOURNALED` per request and source.
+
+        Refusals of frontend messages and refusals of anything else (cell code, threads) count
+        against separate budgets, so code that provokes refusals at will can never use up the
+        lines a frontend's refusal needs; the line that spends a budget says so.
+        """
+        source = "frontend" if frontend.current_message_type() == FRONTEND_MESSAGE_TYPE else "code"
+        key = (budget or request_id or code, source)
+        seen = self._refusals.get(key, 0) + 1
+        self._refusals[key] = seen
         if len(self._refusals) > _REFUSAL_COUNTS_KEPT:
             self._refusals.pop(next(iter(self._refusals)))
         if seen > REFUSALS_JOURNALED:
             return
         if seen == REFUSALS_JOURNALED:
             fields["further_refusals_not_journaled"] = True
-        self.event(
-            "refused", info, code=code, **({} if info else {"request_id": request_id}), **fields
-        )
+        where = {"request_id": request_id} if info is None and request_id else {}
+        self.event("refused", info, code=code, source=source, **where, **fields)

@@ -183,6 +183,11 @@ class KernelSession:
             self._cards.show(info)
         self.store.mark_shown(info.id)
 
+    def journal_refusal(self, budget: str, code: str, **fields: Any) -> None:
+        """Journal a refusal that belongs to no request (a call past the pending limit),
+        counted against the refusal budget named ``budget``."""
+        self._journal.refused(None, code, None, budget=budget, **fields)
+
     async def until_ended(self, request_id: str, timeout: float | None) -> None:
         """Wait until the request is no longer pending (decided, ended, or timed out)."""
         await self._waiters.until_ended(request_id, timeout)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextvars
+import json
 from pathlib import Path
 
 import pytest
@@ -198,5 +199,37 @@ def test_a_notebook_in_the_home_directory_asks_with_the_default_state_dir(
         # And the journal is under the home directory's hidden state dir, outside any project
         assert session.journal.path.is_relative_to(home / ".local" / "state")
         assert [line for line in session.journal.path.read_text().splitlines() if line]
+    finally:
+        session.close()
+
+
+def test_a_call_past_the_pending_limit_is_refused_and_journaled(tmp_path: Path, monkeypatch):
+    # Given a session that holds at most two pending requests, both in use
+    from jupyter_approvals.core.policy import Limits
+
+    monkeypatch.setenv("JUPYTER_APPROVALS_STATE_DIR", str(tmp_path / "state"))
+    project = tmp_path / "project"
+    project.mkdir()
+    session = KernelSession.install(KernelSession(None, cwd=project, limits=Limits(max_pending=2)))
+    try:
+
+        @ja.protected("file.write")
+        def save(text: str) -> None:
+            raise AssertionError("must not run")
+
+        for text in ("a", "b"):
+            with pytest.raises(ja.ApprovalPending):
+                save(text)
+        # When a third distinct call is made
+        with pytest.raises(errors.ApprovalTooManyPending):
+            save("c")
+        # Then nothing more waits, and the refusal has its journal line, naming the action
+        assert len(session.store.pending()) == 2
+        lines = [json.loads(line) for line in session.journal.path.read_text().splitlines()]
+        [refused] = [line for line in lines if line["event"] == "refused"]
+        assert refused["code"] == "APPROVAL_TOO_MANY_PENDING"
+        assert refused["action"] == "file.write"
+        assert refused["source"] == "code"
+        assert "request_id" not in refused
     finally:
         session.close()

@@ -428,3 +428,33 @@ def test_a_hook_cannot_apply_a_sidebar_decision_that_arrived_too_late(frontend, 
     assert value(frontend, "hook_results") == "['ApprovalNotFromFrontend']"
     assert run(frontend, "save('x', 'precious.csv')").ename == "ApprovalPending"
     assert value(frontend, "runs") == "[]"
+
+
+def test_refusals_cell_code_provokes_never_use_up_the_lines_a_frontend_needs(frontend, state_dir):
+    # Given a pending request, and cell code that provokes 30 refusals of it
+    run(frontend, SETUP)
+    card = pending_call(frontend, "save('x', 'precious.csv')")
+    run(
+        frontend,
+        CARD
+        + """
+for _ in range(30):
+    try:
+        session.decisions.decide(card.request_id, "approve", card.fingerprint)
+    except Exception:
+        pass
+""",
+    )
+    # When a person then presses Approve on a card whose text was rewritten
+    run(frontend, CARD + "card.set_trait('summary', 'Write scratch.txt')")
+    frontend.pump(0.5)
+    time.sleep(HUMAN_PAUSE_S)
+    frontend.click(card, "approve")
+    wait_for_state(frontend, card, lambda s: s.get("notice"))
+    # Then the code's refusals were counted, not all written, and the frontend's still is
+    refused = [e for e in journal_lines(state_dir) if e["event"] == "refused"]
+    from_code = [e for e in refused if e.get("source") == "code"]
+    from_frontend = [e for e in refused if e.get("source") == "frontend"]
+    assert len(from_code) == 20
+    assert from_code[-1]["further_refusals_not_journaled"] is True
+    assert [e["code"] for e in from_frontend] == ["APPROVAL_FINGERPRINT_MISMATCH"]
