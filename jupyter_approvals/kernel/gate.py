@@ -20,7 +20,7 @@ from ..core.fingerprint import fingerprint
 from ..core.lease import run_approved, run_approved_async
 from ..core.model import Lease, RequestInfo
 from . import handoff
-from .preview import default_preview
+from .preview import default_preview, summary_arguments
 from .session import KernelSession
 from .waiting import check_can_wait, pending_error
 
@@ -217,7 +217,7 @@ class ProtectedFunction(Generic[P, R]):
         if callable(self._summary):
             return str(self._summary(**arguments))
         try:
-            return self._summary.format(**arguments)
+            return self._summary.format(**summary_arguments(arguments))
         except (KeyError, IndexError, ValueError, AttributeError) as exc:
             return f"{self._summary} (summary could not be filled in: {exc!r})"
 

@@ -8,8 +8,11 @@ The fingerprint always covers every value in full.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from typing import Any
+
+from ..core.fingerprint.encoding import type_name
 
 #: Characters given to one argument before it is cut.
 ARGUMENT_BUDGET = 4_000
@@ -21,7 +24,14 @@ def default_preview(arguments: Mapping[str, Any], budget: int = ARGUMENT_BUDGET)
 
 
 def render(value: Any, budget: int) -> str:
-    """``value`` as Python-like text of at most about ``budget`` characters, cuts announced."""
+    """``value`` as Python-like text of at most about ``budget`` characters, cuts announced.
+
+    Rendered from what the fingerprint covers, never from a ``__repr__`` the value's own class
+    may define: values the fingerprint accepts are of exact builtin, numpy, pandas or path
+    types, whose text their library fixes, or enum members, shown as class and stored value.
+    """
+    if isinstance(value, enum.Enum):
+        return f"{type_name(type(value))}({render(value._value_, budget)})"
     if isinstance(value, str | bytes | bytearray):
         return _render_text(value, budget)
     if isinstance(value, list | tuple | set | frozenset | dict):
@@ -83,3 +93,33 @@ def _cut(text: str, budget: int) -> str:
     if len(text) <= budget:
         return text
     return f"{text[:budget]} … {len(text) - budget:,} more characters not shown"
+
+
+#: Types a summary's format string gets as they are (their formatting is Python's own).
+_PLAIN = frozenset({str, int, float, bool, complex, bytes, type(None)})
+
+
+class _Shown:
+    """What a summary's format string gets for any other value: the preview's text of it."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __format__(self, spec: str) -> str:
+        return format(self.text, spec)
+
+    def __str__(self) -> str:
+        return self.text
+
+    __repr__ = __str__
+
+
+def summary_arguments(arguments: Mapping[str, Any], budget: int = 200) -> dict[str, Any]:
+    """The arguments a ``summary=`` format string is filled with: values of plain types as
+    they are, every other value as its rendered text (never its own ``__format__``)."""
+    return {
+        name: value if type(value) in _PLAIN else _Shown(render(value, budget))
+        for name, value in arguments.items()
+    }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextvars
+import enum
 import json
 from pathlib import Path
 
@@ -233,3 +234,81 @@ def test_a_call_past_the_pending_limit_is_refused_and_journaled(tmp_path: Path, 
         assert "request_id" not in refused
     finally:
         session.close()
+
+
+class Target(enum.Enum):
+    """An enum whose members tell a different story than their value."""
+
+    SCRATCH = "orders.csv"
+
+    def __repr__(self) -> str:
+        return "'scratch.txt'"
+
+    def __str__(self) -> str:
+        return "scratch.txt"
+
+    def __format__(self, spec: str) -> str:
+        return "scratch.txt"
+
+
+def test_an_enum_argument_is_shown_as_its_class_and_value_not_its_own_text(session):
+    # Given a protected function with a summary, called with a member that lies about itself
+    @ja.protected("file.write", summary="Overwrite {target}")
+    def overwrite(target: Target) -> None:
+        raise AssertionError("must not run")
+
+    with pytest.raises(ja.ApprovalPending):
+        overwrite(Target.SCRATCH)
+    [info] = session.store.pending()
+    # Then the card shows what the fingerprint covers: the class and the stored value
+    assert "scratch.txt" not in info.summary
+    assert "scratch.txt" not in info.preview
+    assert "'orders.csv'" in info.summary
+    assert "Target('orders.csv')" in info.preview
+
+
+def test_a_numpy_scalar_subclass_claiming_to_be_numpy_is_refused(session):
+    import numpy as np
+
+    # Given a subclass of numpy's float64 that claims numpy as its module
+    class Quiet(np.float64):
+        __module__ = "numpy"
+
+        def __repr__(self) -> str:
+            return "0.0"
+
+    @ja.protected("table.write")
+    def scale(factor) -> None:
+        raise AssertionError("must not run")
+
+    # When it is passed, Then it is refused as unfingerprintable, naming the type; nothing asks
+    with pytest.raises(errors.ApprovalUnfingerprintable) as refused:
+        scale(Quiet(1000.0))
+    assert "Quiet" in refused.value.details["type"]
+    assert session.store.pending() == []
+
+
+class Shifty:
+    """A path-like object that names one file when checked and another afterwards."""
+
+    def __init__(self, first: str, then: str) -> None:
+        self.answers = [first, then]
+
+    def __fspath__(self) -> str:
+        return self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+
+
+def test_a_path_like_that_changes_its_answer_is_read_once(session, tmp_path: Path):
+    from jupyter_approvals.ops import write_file
+
+    # Given a path-like that says notes.txt first and precious.csv afterwards
+    shifty = Shifty(str(tmp_path / "notes.txt"), str(tmp_path / "precious.csv"))
+    (tmp_path / "precious.csv").write_text("keep me")
+    # When write_file is asked with it, approved, and run
+    approve_pending(session, lambda: write_file(shifty, "new"))
+    [info] = session.store.live()
+    assert "notes.txt" in info.summary
+    write_file(Shifty(str(tmp_path / "notes.txt"), str(tmp_path / "precious.csv")), "new")
+    # Then the file written is the one the card named, and the other was never touched
+    assert (tmp_path / "notes.txt").read_text() == "new"
+    assert (tmp_path / "precious.csv").read_text() == "keep me"

@@ -262,7 +262,8 @@ def encode_enum(value: enum.Enum, sink: Sink, depth: int) -> None:
     sink.out += b"M"
     put_text(sink.out, type_name(type(value)))
     try:
-        sink.dispatch(value.value, sink, depth + 1)
+        # ``_value_``, what the enum machinery stored; ``value`` is a property a class can shadow.
+        sink.dispatch(value._value_, sink, depth + 1)
     except Refused as refused:
         raise refused.at(".value") from None
 

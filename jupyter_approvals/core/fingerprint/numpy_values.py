@@ -34,7 +34,9 @@ def encode_numpy(value: Any, sink: Sink, depth: int) -> None:
     value_type = type(value)
     if value_type is np.ndarray or value_type is np.memmap:
         encode_array(value, sink, depth)
-    elif isinstance(value, np.generic) and value_type.__module__ == "numpy":
+    elif isinstance(value, np.generic) and value_type is getattr(value.dtype, "type", None):
+        # Exactly numpy's own scalar type: a subclass (whatever ``__module__`` it claims) could
+        # show one value and compute with another.
         check_dtype(value.dtype, value_type)
         raw = value.tobytes()
         put_kind(sink.out, "numpy.scalar")

@@ -28,6 +28,7 @@ from ...previews.file_tree import Entry, add_listing, describe, scan, tree_state
 from ...previews.line_diff import MAX_DIFF_BYTES, add_diff_preview, is_binary
 from ...previews.text import Deadline, PreviewText, size_text
 from ..common.files_state import FileState, read_state
+from ..common.paths import path_text
 from ..common.refusal import invalid_argument
 
 #: Bytes written per call, so a long write can be stopped between chunks.
@@ -38,17 +39,8 @@ _invalid = invalid_argument
 
 
 def _path_argument(value: object, name: str) -> str:
-    """An absolute path from a str or path-like argument."""
-    if not isinstance(value, (str, os.PathLike)):
-        raise _invalid(
-            f"{name} must be a str or path-like, not {type(value).__name__}.",
-            argument=name,
-            type=type(value).__name__,
-        )
-    text = os.fspath(value)
-    if not isinstance(text, str) or not text:
-        raise _invalid(f"{name} must be a non-empty text path.", argument=name)
-    return os.path.abspath(text)
+    """An absolute path from a str or path-like argument (read once)."""
+    return os.path.abspath(path_text(value, name))
 
 
 def _keep_last_link(path: str) -> str:

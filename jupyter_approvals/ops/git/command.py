@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ...core.errors import ApprovalFingerprintMismatch
+from ..common.paths import path_text
 from ..common.redact import redact_urls_in_text
 from ..common.refusal import invalid_argument
 
@@ -200,14 +201,8 @@ def git_prefix(repo: str, *args: str, limit: int, timeout: float) -> tuple[str, 
 
 def toplevel(repo: object) -> str:
     """The absolute top level of the work tree ``repo`` is in, or APPROVAL_INVALID_ARGUMENT."""
-    if not isinstance(repo, (str, os.PathLike)) or not os.fspath(repo):
-        raise invalid(f"repo must be a path, got {type(repo).__name__}.", argument="repo")
-    return git_output(
-        os.fspath(repo),
-        "rev-parse",
-        "--show-toplevel",
-        what=f"{os.fspath(repo)!r} is not a git work tree",
-    )
+    text = path_text(repo, "repo")
+    return git_output(text, "rev-parse", "--show-toplevel", what=f"{text!r} is not a git work tree")
 
 
 def rev_sha(repo: str, rev: str) -> str | None:

@@ -23,6 +23,7 @@ from ...kernel.gate import protected
 from ...kernel.handoff import peek, recall, remember
 from ...previews.text import Deadline, PreviewText, plural
 from ..common.files_state import FileState, read_state
+from ..common.paths import path_text
 from .formats import (
     FORMATS,
     LABELS,
@@ -42,14 +43,9 @@ SCHEMA_COLUMNS = 60
 
 def _prepare(df: Any, path: Any, format: Any, key: Any, index: Any) -> dict[str, Any]:
     """Check the arguments; return them normalized (real path, format name, key list)."""
-    if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
-        raise ApprovalInvalidArgument(
-            f"path must be a file path (str or os.PathLike), got {type(path).__name__}. "
-            "Nothing was asked or written.",
-            argument="path",
-        )
-    # Resolved here, as the card must name the file a symlink leads to (even a dangling one).
-    target = Path(os.path.realpath(os.fspath(path)))
+    # Read once, and resolved here, as the card must name the file a symlink leads to (even
+    # a dangling one).
+    target = Path(os.path.realpath(path_text(path, "path")))
     if format is not None and not isinstance(format, str):
         raise ApprovalInvalidArgument(
             f"format must be one of {', '.join(FORMATS)} or None, got {type(format).__name__}. "
