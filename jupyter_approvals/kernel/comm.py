@@ -41,11 +41,17 @@ class CommEndpoint:
     ``pending`` or ``changed`` message (everything but ``op``).
     """
 
-    def __init__(self, decisions: Decisions, listing: Callable[[], dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        decisions: Decisions,
+        listing: Callable[[], dict[str, Any]],
+        on_session_path: Callable[[str], None] | None = None,
+    ) -> None:
         import comm
 
         self._decisions = decisions
         self._listing_body = listing
+        self._on_session_path = on_session_path
         self._comms: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._manager = comm.get_comm_manager()
@@ -74,7 +80,14 @@ class CommEndpoint:
         comm.on_close(lambda _msg, cid=comm.comm_id: self._forget(cid))
         data = (open_msg.get("content") or {}).get("data") or {}
         if isinstance(data, dict) and data.get("op") == "list":
+            self._learn(data)
             self._send(comm, self._listing("pending"))
+
+    def _learn(self, listing: dict[str, Any]) -> None:
+        # The server names the notebook of this kernel's session (display only).
+        path = listing.get("notebook_path")
+        if isinstance(path, str) and path and self._on_session_path is not None:
+            self._on_session_path(path)
 
     def comm_ids(self) -> list[str]:
         """Ids of the frontend comms open on this endpoint (decisions may arrive on them)."""
@@ -114,7 +127,8 @@ class CommEndpoint:
             )
             return
         op = data.get("op") if isinstance(data, dict) else None
-        if op == "list":
+        if op == "list" and isinstance(data, dict):
+            self._learn(data)
             self._send(comm, self._listing("pending"))
         elif op == "decide" and isinstance(data, dict):
             self._send(comm, self._decide(data))

@@ -80,6 +80,8 @@ class KernelJournal:
                 username=info.origin.username,
                 agent=info.origin.agent,
             )
+            if entry["notebook_path"] is None and info.origin.notebook_path:
+                entry["notebook_path"] = info.origin.notebook_path
             if event in DECISION_EVENTS:
                 entry["decided_by"] = self._decided_by.pop(info.id, None)
         entry.update(fields)

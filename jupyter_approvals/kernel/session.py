@@ -98,6 +98,9 @@ class KernelSession:
         self.limits: Limits = limits or configured
         self.kernel_id = _kernel_id() if shell is not None else None
         self.notebook_path = _notebook_path(self.environ)
+        #: The notebook the server says this kernel's session names, when the kernel was
+        #: started without one (display only: the journal's place never follows it).
+        self.session_path: str | None = None
         self.project_root = project_root_for(_project_dir(self.notebook_path, cwd or Path.cwd()))
         self._journal = KernelJournal(
             self.environ, self.project_root, self.kernel_id, self.notebook_path
@@ -117,7 +120,7 @@ class KernelSession:
         self.endpoint: CommEndpoint | None = None
         self._stop = threading.Event()
         if shell is not None and getattr(shell, "kernel", None) is not None:
-            self.endpoint = CommEndpoint(self.decisions, self._listing)
+            self.endpoint = CommEndpoint(self.decisions, self._listing, self._learn_session_path)
             _show_approval_errors_briefly(shell)
             threading.Thread(
                 target=self._sweep_forever, name="approvals-sweeper", daemon=True
@@ -170,7 +173,7 @@ class KernelSession:
         context = frontend.caller_context()
         return Origin(
             kernel_id=self.kernel_id,
-            notebook_path=self.notebook_path,
+            notebook_path=self.notebook_path or self.session_path,
             cell_id=context["cell_id"],
             username=context["username"],
             session=context["session"],
@@ -204,11 +207,15 @@ class KernelSession:
     def _guard_refused(self, request_id: str, why: str, message_type: str | None) -> None:
         self.decisions.guard_refused(request_id, why, message_type)
 
+    def _learn_session_path(self, path: str) -> None:
+        if self.notebook_path is None:
+            self.session_path = path[:1000]
+
     def _listing(self) -> dict[str, Any]:
         problem = self._journal.health()
         return {
             "kernel_id": self.kernel_id,
-            "notebook_path": self.notebook_path,
+            "notebook_path": self.notebook_path or self.session_path,
             "requests": [info.to_wire() for info in self.store.pending()],
             "journal": {"path": str(self.journal.path), "error": problem or None},
         }

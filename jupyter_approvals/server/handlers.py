@@ -28,6 +28,7 @@ from ..core.journal import read_entries
 from ..core.model import iso_utc
 from ..core.policy import Limits
 from ..core.project import journal_location, project_root_for
+from . import sessions
 from .agent_identity import GATE_SETTING, is_agent, username_of
 from .api import API_PREFIX
 from .gate_checks import gate_checks
@@ -155,10 +156,16 @@ class PendingHandler(ApprovalsHandler):
         """
         if self.refuse_agents():
             return
-        listing = await self.links.list_all()
+        manager = self.settings["session_manager"]
+
+        def notebook_of(kernel_id: str) -> str | None:
+            return sessions.notebook_of_kernel(manager, kernel_id)
+
+        listing = await self.links.list_all(notebook_of)
         root = Path(self.settings["server_root_dir"]).expanduser().resolve()
         for item in listing["pending"]:
-            item["notebook_path"] = _relative(item.get("notebook_path"), root)
+            path = item.get("notebook_path") or notebook_of(str(item.get("kernel_id")))
+            item["notebook_path"] = _relative(path, root)
             item["decide_url"] = f"{API_PREFIX}/pending/{item['kernel_id']}/{item['id']}"
             item.setdefault("held_at", "kernel")
         listing["pending"] = sorted(

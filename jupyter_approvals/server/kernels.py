@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from jupyter_client.session import Session
@@ -95,7 +95,8 @@ class KernelLink:
             try:
                 await self._start(deadline)
                 if self._comm_id is None:
-                    opened = await self._open_comm(deadline)
+                    first = data if data.get("op") == "list" else {"op": "list"}
+                    opened = await self._open_comm(deadline, first)
                     if data.get("op") == "list":
                         return _data(opened)
                 comm_id = self._comm_id
@@ -116,7 +117,7 @@ class KernelLink:
             raise NoApprovals(self.kernel_id)
         return _data(reply)
 
-    async def _open_comm(self, deadline: float) -> dict[str, Any]:
+    async def _open_comm(self, deadline: float, listing: dict[str, Any]) -> dict[str, Any]:
         reply = await self._ask("comm_info_request", {"target_name": COMM_TARGET}, _until(deadline))
         if not (reply.get("content") or {}).get("comms"):
             raise NoApprovals(self.kernel_id)
@@ -124,7 +125,7 @@ class KernelLink:
         self._comm_id = comm_id  # so that a timeout below closes it in the kernel
         opened = await self._ask(
             "comm_open",
-            {"comm_id": comm_id, "target_name": COMM_TARGET, "data": {"op": "list"}},
+            {"comm_id": comm_id, "target_name": COMM_TARGET, "data": listing},
             _until(deadline),
             comm_id=comm_id,
             ops={"pending", "error"},
@@ -279,12 +280,24 @@ class KernelLinks:
         link = self._link(kernel_id)
         return await link.request(data, self.timeout)
 
-    async def list_all(self) -> dict[str, Any]:
-        """Every kernel's pending requests, asked concurrently; see docs/protocol.md 6.1."""
+    async def list_all(
+        self, notebook_of: Callable[[str], str | None] | None = None
+    ) -> dict[str, Any]:
+        """Every kernel's pending requests, asked concurrently; see docs/protocol.md 6.1.
+
+        ``notebook_of(kernel_id)`` names the notebook a kernel's session has, which the list
+        message tells the kernel (for display: a kernel started over REST and given a session
+        afterwards knows no notebook of its own).
+        """
         running = self.running()
         self.prune(running)
+
+        def listing(kernel_id: str) -> dict[str, Any]:
+            path = notebook_of(kernel_id) if notebook_of is not None else None
+            return {"op": "list", "notebook_path": path} if path else {"op": "list"}
+
         answers = await asyncio.gather(
-            *(self.ask(kernel_id, {"op": "list"}) for kernel_id in running),
+            *(self.ask(kernel_id, listing(kernel_id)) for kernel_id in running),
             return_exceptions=True,
         )
         pending: list[dict[str, Any]] = []

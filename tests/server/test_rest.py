@@ -333,3 +333,39 @@ async def test_a_malformed_request_id_is_an_unknown_request(jp_fetch, kernels):
         jp_fetch, kernel.id, "NOT-HEX", {"decision": "approve", "fingerprint": "sha256:" + "a" * 64}
     )
     assert (status, verdict["code"]) == (404, "APPROVAL_UNKNOWN_REQUEST")
+
+
+async def test_a_kernel_given_a_session_after_it_started_shows_its_notebook(
+    jp_fetch, jp_serverapp, jp_root_dir, state_dir, kernels
+):
+    from pathlib import Path
+
+    from tests.conftest import journal_lines
+    from tests.server.conftest import Kernel
+
+    # Given a kernel started over REST, as MCP agents do, and given a session afterwards
+    (Path(jp_root_dir) / ".git").mkdir(exist_ok=True)
+    started = await jp_fetch("api", "kernels", method="POST", body="{}")
+    kernel_id = json.loads(started.body)["id"]
+    body = {"path": "analysis.ipynb", "type": "notebook", "name": "", "kernel": {"id": kernel_id}}
+    await jp_fetch("api", "sessions", method="POST", body=json.dumps(body))
+    kernel = Kernel(jp_serverapp, kernel_id)
+    try:
+        await kernel.client.wait_for_ready(timeout=60)
+        await kernel.run(SETUP)
+        await kernel.pending_call("save('x', 'x.txt')")
+        # When the sidebar lists what is pending
+        listing = json.loads((await jp_fetch("jupyter-approvals", "api", "pending")).body)
+        # Then the request names the notebook of the kernel's session
+        [item] = listing["pending"]
+        assert item["notebook_path"] == "analysis.ipynb"
+        # And the kernel was told: its next request's card and journal line name it too
+        await kernel.pending_call("save('y', 'y.txt')")
+        shown = await kernel.run("print(ja.pending()[-1].origin.notebook_path)")
+        printed = "".join(m["content"].get("text", "") for m in shown["outputs"])
+        assert printed.strip() == "analysis.ipynb"
+        requested = [e for e in journal_lines(state_dir) if e["event"] == "requested"]
+        assert requested[-1]["notebook_path"] == "analysis.ipynb"
+    finally:
+        kernel.stop()
+        await jp_fetch("api", "kernels", kernel_id, method="DELETE")
