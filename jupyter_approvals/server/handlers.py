@@ -28,6 +28,7 @@ from ..core.journal import read_entries
 from ..core.model import iso_utc
 from ..core.policy import Limits
 from ..core.project import journal_location, project_root_for
+from ..doctor.report import Check
 from . import sessions
 from .agent_identity import GATE_SETTING, is_agent, username_of
 from .api import API_PREFIX
@@ -161,8 +162,8 @@ class PendingHandler(ApprovalsHandler):
         def notebook_of(kernel_id: str) -> str | None:
             return sessions.notebook_of_kernel(manager, kernel_id)
 
-        listing = await self.links.list_all(notebook_of)
         root = Path(self.settings["server_root_dir"]).expanduser().resolve()
+        listing = await self.links.list_all(notebook_of, journal_location(root).state_dir)
         for item in listing["pending"]:
             path = item.get("notebook_path") or notebook_of(str(item.get("kernel_id")))
             item["notebook_path"] = _relative(path, root)
@@ -333,7 +334,25 @@ class DoctorHandler(ApprovalsHandler):
         root = Path(self.settings["server_root_dir"]).expanduser().resolve()
         # The checks read files and import modules: keep them off the server's event loop.
         report = await asyncio.to_thread(run_checks, root)
-        checks = report.checks + gate_checks(self.settings["serverapp"], self.gate)
+        listing = await self.links.list_all(state_dir=journal_location(root).state_dir)
+        elsewhere = [e for e in listing["journal_errors"] if e.get("elsewhere")]
+        kernel_journals = Check(
+            "kernel_journals",
+            not elsewhere,
+            "; ".join(f"kernel {e['kernel_id'][:8]}: {e['error']}" for e in elsewhere)
+            if elsewhere
+            else "every kernel that answered records its decisions where this server reads them",
+            fix="Do not set JUPYTER_APPROVALS_STATE_DIR in a notebook; set it for the server "
+            "and its kernels alike, then restart those kernels."
+            if elsewhere
+            else None,
+            info={"elsewhere": [e["elsewhere"] for e in elsewhere]},
+        )
+        checks = [
+            *report.checks,
+            *gate_checks(self.settings["serverapp"], self.gate),
+            kernel_journals,
+        ]
         self.reply(dataclasses.replace(report, checks=checks).to_dict())
 
 

@@ -13,6 +13,7 @@ import contextlib
 import logging
 import uuid
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from jupyter_client.session import Session
@@ -229,6 +230,13 @@ def _data(reply: dict[str, Any]) -> dict[str, Any]:
     return dict(data) if isinstance(data, dict) else {}
 
 
+def _outside(path: object, state_dir: Path | None) -> str | None:
+    """``path`` when it is a journal path that is not below ``state_dir``, else None."""
+    if state_dir is None or not isinstance(path, str) or not path:
+        return None
+    return None if Path(path).resolve().is_relative_to(state_dir.resolve()) else path
+
+
 class KernelLinks:
     """Links to every running kernel of a server, created on demand and pruned as kernels go."""
 
@@ -281,13 +289,17 @@ class KernelLinks:
         return await link.request(data, self.timeout)
 
     async def list_all(
-        self, notebook_of: Callable[[str], str | None] | None = None
+        self,
+        notebook_of: Callable[[str], str | None] | None = None,
+        state_dir: Path | None = None,
     ) -> dict[str, Any]:
         """Every kernel's pending requests, asked concurrently; see docs/protocol.md 6.1.
 
         ``notebook_of(kernel_id)`` names the notebook a kernel's session has, which the list
         message tells the kernel (for display: a kernel started over REST and given a session
-        afterwards knows no notebook of its own).
+        afterwards knows no notebook of its own). A kernel whose journal is not below
+        ``state_dir`` (the server's) is listed in ``journal_errors`` with ``elsewhere``: the
+        History tab, which reads the server's, would not show what it records.
         """
         running = self.running()
         self.prune(running)
@@ -315,9 +327,20 @@ class KernelLinks:
                 for request in answer.get("requests") or []:
                     if isinstance(request, dict):
                         pending.append({**request, "kernel_id": kernel_id})
-                error = (answer.get("journal") or {}).get("error")
+                journal = answer.get("journal") or {}
+                error = journal.get("error")
                 if error:
                     journal_errors.append({"kernel_id": kernel_id, "error": str(error)})
+                elsewhere = _outside(journal.get("path"), state_dir)
+                if elsewhere is not None:
+                    journal_errors.append(
+                        {
+                            "kernel_id": kernel_id,
+                            "error": f"this kernel records its decisions in {elsewhere}, "
+                            f"outside this server's state directory {state_dir}",
+                            "elsewhere": elsewhere,
+                        }
+                    )
         pending.sort(key=lambda item: str(item.get("created_at", "")))
         return {
             "pending": pending,

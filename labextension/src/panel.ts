@@ -128,8 +128,14 @@ export class ApprovalsPanel extends Panel {
           'their requests are not listed until they do.'
       );
     }
-    for (const { kernel_id, error } of connection.journalErrors) {
-      notes.push(`The journal of kernel ${kernel_id.slice(0, 8)} cannot be written: ${error}`);
+    for (const { kernel_id, error, elsewhere } of connection.journalErrors) {
+      notes.push(
+        elsewhere
+          ? `Kernel ${kernel_id.slice(0, 8)} records its decisions in ${elsewhere}, which ` +
+              'the History tab does not read (its state directory was changed in the ' +
+              'kernel).'
+          : `The journal of kernel ${kernel_id.slice(0, 8)} cannot be written: ${error}`
+      );
     }
     if (notes.length) {
       const box = document.createElement('div');

@@ -36,6 +36,8 @@ export interface IPendingRequest {
 export interface IJournalError {
   kernel_id: string;
   error: string;
+  /** Set when the kernel records its decisions outside this server's state directory. */
+  elsewhere?: string;
 }
 
 /** The answer of `GET pending`. */

@@ -265,6 +265,7 @@ async def test_doctor_reports_checks_limits_and_what_is_not_guaranteed(jp_fetch)
         "agent_gate",
         "ungated_agents",
         "cross_origin",
+        "kernel_journals",
     ]
     assert all({"name", "ok", "detail"} <= set(check) for check in report["checks"])
     assert report["limits"]["request_timeout_s"] == 600
@@ -369,3 +370,25 @@ async def test_a_kernel_given_a_session_after_it_started_shows_its_notebook(
     finally:
         kernel.stop()
         await jp_fetch("api", "kernels", kernel_id, method="DELETE")
+
+
+async def test_a_kernel_whose_journal_was_moved_by_a_cell_is_flagged(
+    jp_fetch, kernels, tmp_path, state_dir
+):
+    # Given a kernel whose cell moved the state dir before approvals started in it
+    kernel = await kernels()
+    hidden = tmp_path / "out-of-sight"
+    await kernel.run(f"import os; os.environ['JUPYTER_APPROVALS_STATE_DIR'] = {str(hidden)!r}")
+    await kernel.run(SETUP)
+    await kernel.pending_call("save('x', 'x.txt')")
+    # When the sidebar lists what is pending
+    listing = json.loads((await jp_fetch("jupyter-approvals", "api", "pending")).body)
+    # Then the kernel is flagged: what it records is not where this server's History reads
+    [flagged] = [e for e in listing["journal_errors"] if e.get("elsewhere")]
+    assert flagged["kernel_id"] == kernel.id
+    assert flagged["elsewhere"].startswith(str(hidden))
+    # And the doctor fails its kernel_journals check, with the fix
+    report = json.loads((await jp_fetch("jupyter-approvals", "api", "doctor")).body)
+    [check] = [c for c in report["checks"] if c["name"] == "kernel_journals"]
+    assert check["ok"] is False
+    assert "JUPYTER_APPROVALS_STATE_DIR" in check["fix"]
