@@ -117,6 +117,8 @@ class RequestInfo:
     decided_at: float | None = None
     approval_expires_at: float | None = None
     code: str | None = None
+    #: Which calls compete for one approval (see ``protected(target=...)``); not on the wire.
+    slot: str = ""
 
     def to_wire(self) -> dict[str, Any]:
         """The JSON form of the comm contract (docs/protocol.md)."""
@@ -188,4 +190,5 @@ class Request:
             decided_at=self.decided_at,
             approval_expires_at=self.approval.expires_at if self.approval else None,
             code=self.code,
+            slot=self.slot,
         )

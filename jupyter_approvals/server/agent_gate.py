@@ -26,7 +26,7 @@ from . import agent_routes, sessions
 from .agent_hold import AgentHold
 from .agent_identity import refuse
 from .agent_notebooks import untrusted_notebook_body
-from .agent_rooms import screen_room_messages
+from .agent_rooms import screen_room_messages, socket_room_kind
 from .held_files import held_write, pending_write_error
 from .held_room_edits import room_kind
 from .kernel_screen import KernelScreen
@@ -164,11 +164,10 @@ class AgentGate:
                 body = {}
             kind = room_kind(f"{body.get('format')}:{body.get('type')}:")
         elif name == _ROOM_SOCKET:
-            kind = room_kind(str(handler.request.path).rsplit("/", 1)[-1])
-            kind = "notebook" if kind == "transient" else kind  # nothing is saved from those
+            kind = socket_room_kind(handler)
         else:
             return
-        if kind not in ("notebook", "text"):
+        if kind == "document":
             raise agent_routes.forbidden(
                 "Agents may open collaboration rooms for notebooks and for text files only "
                 "(a text file's edits are held for a person). Write other files through the "

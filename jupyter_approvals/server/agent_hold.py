@@ -17,7 +17,7 @@ from typing import Any
 from ..core import errors
 from ..core.fingerprint import fingerprint
 from ..core.journal import Journal
-from ..core.model import Lease, Origin, RequestInfo, Status
+from ..core.model import Lease, Origin, RequestInfo
 from ..core.policy import Clock, Limits, enforced
 from ..core.project import ensure_outside_project, project_root_for
 from ..core.store import ApprovalStore
@@ -48,7 +48,6 @@ class AgentHold:
         # One store per agent: its pending limit is per agent, so a flood from one agent
         # never refuses another's requests.
         self._stores: dict[str, ApprovalStore] = {}
-        self._latest_in_slot: dict[tuple[str, str], str] = {}
 
     def store_for(self, agent: str) -> ApprovalStore:
         """The store of ``agent``'s held requests (made on first use)."""
@@ -145,11 +144,12 @@ class AgentHold:
         claimed = store.claim(write.action, write.fingerprint, slot=write.slot, owner=agent)
         if claimed is not None:
             return claimed
-        earlier = self._latest_in_slot.get((agent, write.slot))
-        if supersede and earlier is not None:
-            stale = store.get(earlier)
-            if stale is not None and stale.status is Status.PENDING:
-                store.withdraw(earlier)
+        if supersede:
+            # Nothing pending has this fingerprint (claim said so): what waits in the slot
+            # is an earlier text of the same edit.
+            for stale in store.pending():
+                if stale.slot == write.slot:
+                    store.withdraw(stale.id)
         info, _ = store.open_request(
             action=write.action,
             fingerprint=write.fingerprint,
@@ -159,8 +159,6 @@ class AgentHold:
             slot=write.slot,
             owner=agent,
         )
-        if supersede:
-            self._latest_in_slot[(agent, write.slot)] = info.id
         return info
 
     def ran(self, lease: Lease, error: BaseException | None = None) -> None:

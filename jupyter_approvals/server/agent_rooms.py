@@ -151,9 +151,15 @@ def tell_and_close(handler: Any, error: errors.ApprovalError, close_code: int) -
     handler.close(close_code, reason)
 
 
+def socket_room_kind(handler: Any) -> str:
+    """The kind of room a room websocket connects to (its room id ends the URL path, as
+    jupyter-collaboration reads it)."""
+    return held_room_edits.room_kind(str(handler.request.path).rsplit("/", 1)[-1])
+
+
 def screen_room_messages(handler: Any, agent: str, log: Any, hold: AgentHold) -> None:
     """Put the screen in front of this room websocket's message handler (an agent's)."""
-    kind = held_room_edits.room_kind(str(handler.request.path).rsplit("/", 1)[-1])
+    kind = socket_room_kind(handler)
     original = handler.on_message
 
     async def on_message(message: Any) -> Any:
@@ -209,17 +215,17 @@ async def _held_text_edit(
                 "The gate cannot tell which file this room saves to, so it cannot hold the edit "
                 "for a person. The update was dropped."
             )
-        try:
-            write = held_room_edits.held_room_edit(room.ydoc, update, api_path, agent)
-        except errors.ApprovalError:
-            raise
-        except Exception:  # an update we cannot read is not one we let through
-            raise errors.ApprovalAgentForbidden(
+        write = held_room_edits.held_room_edit(room.ydoc, update, api_path, agent)
+    except Exception as exc:  # an update we cannot read is not one we let through
+        refusal = (
+            exc
+            if isinstance(exc, errors.ApprovalError)
+            else errors.ApprovalAgentForbidden(
                 "The gate cannot read this room update. It was dropped."
-            ) from None
-    except errors.ApprovalError as exc:
-        log.warning("jupyter-approvals refused agent %s: %s", agent, exc.message)
-        tell_and_close(handler, exc, CLOSE_FORBIDDEN)
+            )
+        )
+        log.warning("jupyter-approvals refused agent %s: %s", agent, refusal.message)
+        tell_and_close(handler, refusal, CLOSE_FORBIDDEN)
         return None
     if write is None:
         return await original(message)
