@@ -25,14 +25,6 @@ _JOURNALED_ELSEWHERE = (
 )
 
 
-class _AlreadyJournaled(Exception):
-    """Carries a refusal of an entry point's check out past the generic journaling."""
-
-    def __init__(self, error: errors.ApprovalError) -> None:
-        super().__init__(error.message)
-        self.error = error
-
-
 class Decisions:
     """Decide, dismiss and look up requests of one kernel's store."""
 
@@ -64,38 +56,34 @@ class Decisions:
         refusal is journaled.
         """
         guard = self._store.decision_guard
-        token = guard.open() if isinstance(guard, FrontendGuard) else None
+        frontend_guard = guard if isinstance(guard, FrontendGuard) else None
+        token = frontend_guard.open() if frontend_guard is not None else None
+        checked = False
         try:
             if not isinstance(request_id, str):
                 raise errors.ApprovalMalformedDecision("The request id must be text.", field="id")
             if check is not None:
-                try:
-                    check()
-                except errors.ApprovalError as refused:
-                    # The entry point's own checks are journaled here, whatever their code.
-                    why = refused.details.get("why")
-                    extra = {"why": why} if isinstance(why, str) else {}
-                    self.refused(str(request_id)[:64], refused.code, channel=channel, **extra)
-                    raise _AlreadyJournaled(refused) from None
-            if token is not None and isinstance(guard, FrontendGuard):
-                guard.admit(token, (request_id, decision, fingerprint, reason))
+                check()
+            checked = True
+            if token is not None and frontend_guard is not None:
+                frontend_guard.admit(token, (request_id, decision, fingerprint, reason))
             # Who decided: the server's stamp on a card's message, or what the server says
             # it authenticated for a sidebar decision (a hint for the journal, not a check).
             who = frontend.caller_context()["person"] or decided_by
             if who:
                 self._journal.note_decider(request_id, who)
             return self._store.decide(request_id, decision, fingerprint, reason, channel)
-        except _AlreadyJournaled as journaled:
-            raise journaled.error from None
         except errors.ApprovalError as exc:
-            if not isinstance(exc, _JOURNALED_ELSEWHERE):
+            # The entry point's own checks are journaled here whatever their code; past them,
+            # the store and the guard journal some refusals themselves.
+            if not checked or not isinstance(exc, _JOURNALED_ELSEWHERE):
                 why = exc.details.get("why")
                 extra = {"why": why} if isinstance(why, str) else {}
                 self.refused(str(request_id)[:64], exc.code, channel=channel, **extra)
             raise
         finally:
-            if token is not None and isinstance(guard, FrontendGuard):
-                guard.close(token)
+            if token is not None and frontend_guard is not None:
+                frontend_guard.close(token)
 
     def dismiss(self, request_id: str, channel: str) -> None:
         """The card was closed: a pending request ends without running.
