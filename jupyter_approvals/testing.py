@@ -30,7 +30,6 @@ from jupyter_client.manager import KernelManager
 from .core.protocol import COMM_TARGET, SHOWN_FIELDS
 
 WIDGET_TARGET = "jupyter.widget"
-APPROVALS_TARGET = COMM_TARGET
 CARD_MODEL = "ApprovalCard"
 
 
@@ -234,7 +233,7 @@ class KernelFrontend:
             self._endpoint = uuid.uuid4().hex
             self._send(
                 "comm_open",
-                {"comm_id": self._endpoint, "target_name": APPROVALS_TARGET, "data": {}},
+                {"comm_id": self._endpoint, "target_name": COMM_TARGET, "data": {}},
             )
 
     def _request(self, data: dict[str, Any], reply_op: str, timeout: float) -> dict[str, Any]:

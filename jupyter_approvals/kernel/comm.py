@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("jupyter_approvals")
 
-PROTOCOL_VERSION = COMM_PROTOCOL_VERSION
 #: A message from a frontend larger than this (as JSON) is refused unread.
 MAX_MESSAGE_BYTES = 64 * 1024
 _CHANNELS = ("sidebar", "server", "comm")
@@ -169,7 +168,7 @@ class CommEndpoint:
         return {**reply, "ok": True, "code": None, "message": "", "status": info.status.value}
 
     def _listing(self, op: str) -> dict[str, Any]:
-        return {"op": op, "protocol": PROTOCOL_VERSION, **self._listing_body()}
+        return {"op": op, "protocol": COMM_PROTOCOL_VERSION, **self._listing_body()}
 
     def broadcast_changed(self) -> None:
         """Tell every open frontend comm the current pending list."""

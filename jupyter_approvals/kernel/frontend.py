@@ -27,7 +27,7 @@ from ..core import errors
 from ..core.protocol import STAMP_KEY
 
 FRONTEND_MESSAGE_TYPE = "comm_msg"
-_USED_MESSAGES_KEPT = 1000
+_SEEN_MESSAGES_KEPT = 1000
 
 
 def current_parent() -> dict[str, Any]:
@@ -52,6 +52,14 @@ def current_message_type() -> str | None:
     header = current_parent().get("header") or {}
     msg_type = header.get("msg_type") if isinstance(header, dict) else None
     return msg_type if isinstance(msg_type, str) else None
+
+
+def handling_frontend_message() -> bool:
+    """Whether the kernel's main thread is handling a frontend's comm message right now."""
+    return (
+        threading.current_thread() is threading.main_thread()
+        and current_message_type() == FRONTEND_MESSAGE_TYPE
+    )
 
 
 def caller_context() -> dict[str, str | None]:
@@ -112,13 +120,13 @@ class FrontendGuard:
         else None (seen before, or no frontend message is being handled)."""
         header = current_parent().get("header") or {}
         msg_id = header.get("msg_id") if isinstance(header, dict) else None
-        if not isinstance(msg_id, str) or threading.current_thread() is not threading.main_thread():
+        if not isinstance(msg_id, str) or not handling_frontend_message():
             return None
         with self._lock:
             if msg_id in self._seen:
                 return None
             self._seen[msg_id] = None
-            while len(self._seen) > _USED_MESSAGES_KEPT:
+            while len(self._seen) > _SEEN_MESSAGES_KEPT:
                 self._seen.popitem(last=False)
         return msg_id
 

@@ -16,8 +16,7 @@ from ..core.journal import Journal
 from ..core.model import RequestInfo
 from ..core.project import journal_location
 from ..core.protocol import DECISION_EVENTS
-from . import frontend
-from .frontend import FRONTEND_MESSAGE_TYPE
+from .frontend import handling_frontend_message
 
 #: Refused decisions journaled per request before the rest are only counted.
 REFUSALS_JOURNALED = 20
@@ -101,7 +100,7 @@ class KernelJournal:
         against separate budgets, so code that provokes refusals at will can never use up the
         lines a frontend's refusal needs; the line that spends a budget says so.
         """
-        source = "frontend" if frontend.current_message_type() == FRONTEND_MESSAGE_TYPE else "code"
+        source = "frontend" if handling_frontend_message() else "code"
         key = (budget or request_id or code, source)
         seen = self._refusals.get(key, 0) + 1
         self._refusals[key] = seen

@@ -173,7 +173,7 @@ class KernelSession:
         context = frontend.caller_context()
         return Origin(
             kernel_id=self.kernel_id,
-            notebook_path=self.notebook_path or self.session_path,
+            notebook_path=self.shown_notebook_path,
             cell_id=context["cell_id"],
             username=context["username"],
             session=context["session"],
@@ -207,6 +207,11 @@ class KernelSession:
     def _guard_refused(self, request_id: str, why: str, message_type: str | None) -> None:
         self.decisions.guard_refused(request_id, why, message_type)
 
+    @property
+    def shown_notebook_path(self) -> str | None:
+        """The notebook named in cards and listings: the kernel's own, else its session's."""
+        return self.notebook_path or self.session_path
+
     def _learn_session_path(self, path: str) -> None:
         if self.notebook_path is None:
             self.session_path = path[:1000]
@@ -215,7 +220,7 @@ class KernelSession:
         problem = self._journal.health()
         return {
             "kernel_id": self.kernel_id,
-            "notebook_path": self.notebook_path or self.session_path,
+            "notebook_path": self.shown_notebook_path,
             "requests": [info.to_wire() for info in self.store.pending()],
             "journal": {"path": str(self.journal.path), "error": problem or None},
         }

@@ -114,9 +114,6 @@ class ApprovalsServer(ExtensionApp):
         """Create the kernel links and the agent gate the handlers share."""
         serverapp = self.serverapp
         assert serverapp is not None
-        self.settings[LINKS_SETTING] = KernelLinks(
-            serverapp.kernel_manager, self.kernel_timeout, self.log
-        )
         root = Path(serverapp.root_dir).expanduser().resolve()
         limits, _ignored = ApprovalsConfig(config=self.config).limits()
         location = journal_location(root)
@@ -127,6 +124,9 @@ class ApprovalsServer(ExtensionApp):
                 location.problem.message,
                 state_dir,
             )
+        self.settings[LINKS_SETTING] = KernelLinks(
+            serverapp.kernel_manager, self.kernel_timeout, self.log, state_dir
+        )
         hold = AgentHold(limits, lambda: state_dir, root)
         gate = AgentGate(
             AgentRegistry(registry_path(state_dir)),

@@ -158,12 +158,15 @@ class PendingHandler(ApprovalsHandler):
         if self.refuse_agents():
             return
         manager = self.settings["session_manager"]
+        notebooks: dict[str, str | None] = {}  # one session lookup per kernel and request
 
         def notebook_of(kernel_id: str) -> str | None:
-            return sessions.notebook_of_kernel(manager, kernel_id)
+            if kernel_id not in notebooks:
+                notebooks[kernel_id] = sessions.notebook_of_kernel(manager, kernel_id)
+            return notebooks[kernel_id]
 
         root = Path(self.settings["server_root_dir"]).expanduser().resolve()
-        listing = await self.links.list_all(notebook_of, journal_location(root).state_dir)
+        listing = await self.links.list_all(notebook_of)
         for item in listing["pending"]:
             path = item.get("notebook_path") or notebook_of(str(item.get("kernel_id")))
             item["notebook_path"] = _relative(path, root)
@@ -334,7 +337,7 @@ class DoctorHandler(ApprovalsHandler):
         root = Path(self.settings["server_root_dir"]).expanduser().resolve()
         # The checks read files and import modules: keep them off the server's event loop.
         report = await asyncio.to_thread(run_checks, root)
-        listing = await self.links.list_all(state_dir=journal_location(root).state_dir)
+        listing = await self.links.list_all()
         elsewhere = [e for e in listing["journal_errors"] if e.get("elsewhere")]
         kernel_journals = Check(
             "kernel_journals",

@@ -231,10 +231,11 @@ def _data(reply: dict[str, Any]) -> dict[str, Any]:
 
 
 def _outside(path: object, state_dir: Path | None) -> str | None:
-    """``path`` when it is a journal path that is not below ``state_dir``, else None."""
+    """``path`` when it is a journal path that is not below ``state_dir`` (resolved), else
+    None."""
     if state_dir is None or not isinstance(path, str) or not path:
         return None
-    return None if Path(path).resolve().is_relative_to(state_dir.resolve()) else path
+    return None if Path(path).resolve().is_relative_to(state_dir) else path
 
 
 class KernelLinks:
@@ -245,10 +246,13 @@ class KernelLinks:
         kernel_manager: Any,
         timeout: float,
         log: logging.Logger | logging.LoggerAdapter[Any],
+        state_dir: Path | None = None,
     ) -> None:
         self._kernel_manager = kernel_manager
         self.timeout = timeout
         self._log = log
+        # The server's state directory: a kernel journaling elsewhere is flagged.
+        self._state_dir = state_dir.resolve() if state_dir is not None else None
         self._links: dict[str, KernelLink] = {}
 
     def running(self) -> list[str]:
@@ -289,16 +293,14 @@ class KernelLinks:
         return await link.request(data, self.timeout)
 
     async def list_all(
-        self,
-        notebook_of: Callable[[str], str | None] | None = None,
-        state_dir: Path | None = None,
+        self, notebook_of: Callable[[str], str | None] | None = None
     ) -> dict[str, Any]:
         """Every kernel's pending requests, asked concurrently; see docs/protocol.md 6.1.
 
         ``notebook_of(kernel_id)`` names the notebook a kernel's session has, which the list
         message tells the kernel (for display: a kernel started over REST and given a session
-        afterwards knows no notebook of its own). A kernel whose journal is not below
-        ``state_dir`` (the server's) is listed in ``journal_errors`` with ``elsewhere``: the
+        afterwards knows no notebook of its own). A kernel whose journal is not below the
+        server's state directory is listed in ``journal_errors`` with ``elsewhere``: the
         History tab, which reads the server's, would not show what it records.
         """
         running = self.running()
@@ -331,13 +333,13 @@ class KernelLinks:
                 error = journal.get("error")
                 if error:
                     journal_errors.append({"kernel_id": kernel_id, "error": str(error)})
-                elsewhere = _outside(journal.get("path"), state_dir)
+                elsewhere = _outside(journal.get("path"), self._state_dir)
                 if elsewhere is not None:
                     journal_errors.append(
                         {
                             "kernel_id": kernel_id,
                             "error": f"this kernel records its decisions in {elsewhere}, "
-                            f"outside this server's state directory {state_dir}",
+                            f"outside this server's state directory {self._state_dir}",
                             "elsewhere": elsewhere,
                         }
                     )
