@@ -9,9 +9,6 @@ as the reason.
 
 from __future__ import annotations
 
-import time
-
-from ..core.model import iso_utc
 from .kernels import KernelLinks, KernelUnavailable, NoApprovals
 
 
@@ -31,18 +28,16 @@ async def reject_in_kernels(links: KernelLinks, agent: str, by: str | None, chan
     for item in listing["pending"]:
         if item.get("agent") != agent or not isinstance(item.get("id"), str):
             continue
-        message = {
-            "op": "decide",
-            "id": item["id"],
-            "decision": "reject",
-            "fingerprint": item.get("fingerprint"),
-            "reason": pause_reason(agent, by),
-            "channel": channel,
-            "decided_by": by,
-            "not_after": iso_utc(time.time() + links.timeout),
-        }
         try:
-            verdict = await links.ask(str(item["kernel_id"]), message)
+            verdict = await links.decide(
+                str(item["kernel_id"]),
+                item["id"],
+                "reject",
+                item.get("fingerprint"),
+                pause_reason(agent, by),
+                channel,
+                by,
+            )
         except (KeyError, KernelUnavailable, NoApprovals):
             continue
         rejected += verdict.get("ok") is True

@@ -13,7 +13,6 @@ import dataclasses
 import json
 import os
 import re
-import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -25,7 +24,6 @@ from tornado import web
 from ..core import errors
 from ..core.decision import check_decision
 from ..core.journal import read_entries
-from ..core.model import iso_utc
 from ..core.policy import Limits
 from ..core.project import journal_location, project_root_for
 from ..doctor.report import Check
@@ -200,20 +198,16 @@ class DecisionHandler(ApprovalsHandler):
         if kernel_id not in self.links.running():
             self.refuse(errors.ApprovalUnknownKernel(f"No running kernel {kernel_id!r}."), **ids)
             return
-        message = {
-            "op": "decide",
-            "id": request_id,
-            "decision": decision,
-            "fingerprint": fingerprint,
-            "reason": reason,
-            "channel": "sidebar",
-            "decided_by": username_of(self.current_user),
-            # If the kernel is busy, the message waits in its queue; past this moment the
-            # kernel refuses it, so a decision we report as not made cannot happen later.
-            "not_after": iso_utc(time.time() + self.links.timeout),
-        }
         try:
-            verdict = await self.links.ask(kernel_id, message)
+            verdict = await self.links.decide(
+                kernel_id,
+                request_id,
+                decision,
+                fingerprint,
+                reason,
+                channel="sidebar",
+                decided_by=username_of(self.current_user),
+            )
         except KeyError:
             self.refuse(errors.ApprovalUnknownKernel(f"No running kernel {kernel_id!r}."), **ids)
             return

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any
 
 from jupyter_client.session import Session
 
+from ..core.model import iso_utc
 from ..core.protocol import COMM_TARGET
 
 #: Where the web app's settings keep the server's :class:`KernelLinks`.
@@ -284,6 +286,31 @@ class KernelLinks:
     def close(self) -> None:
         """Close every link (server shutdown)."""
         self.prune(())
+
+    async def decide(
+        self,
+        kernel_id: str,
+        request_id: str,
+        decision: str,
+        fingerprint: object,
+        reason: str,
+        channel: str,
+        decided_by: str | None,
+    ) -> dict[str, Any]:
+        """Send a person's decision to a kernel's endpoint; return its ``decided`` reply."""
+        message = {
+            "op": "decide",
+            "id": request_id,
+            "decision": decision,
+            "fingerprint": fingerprint,
+            "reason": reason,
+            "channel": channel,
+            "decided_by": decided_by,
+            # If the kernel is busy, the message waits in its queue; past this moment the
+            # kernel refuses it, so a decision we report as not made cannot happen later.
+            "not_after": iso_utc(time.time() + self.timeout),
+        }
+        return await self.ask(kernel_id, message)
 
     async def ask(self, kernel_id: str, data: dict[str, Any]) -> dict[str, Any]:
         """Send one comm message to a kernel and return its reply (raises on no answer)."""
