@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-SCRIPT = BENCHMARKS / "bench_agent_gate.py"
 
 #: Each benchmark, its tiny arguments, and a line its report always prints.
 TINY = [
@@ -37,57 +36,43 @@ TINY = [
 ]
 
 
-@pytest.mark.parametrize(("script", "arguments", "reports"), TINY)
-def test_the_benchmark_runs_on_tiny_sizes_and_reports(tmp_path, script, arguments, reports):
-    # When the benchmark runs on tiny sizes
+def run_benchmark(tmp_path: Path, script: str, *arguments: str, timeout: float = 300) -> str:
+    """Run one benchmark script to its end; its report (it must exit 0)."""
     done = subprocess.run(
         [sys.executable, str(BENCHMARKS / script), *arguments],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=timeout,
         stdin=subprocess.DEVNULL,
         cwd=tmp_path,
     )
-    # Then it finished and printed its report
     assert done.returncode == 0, done.stderr
-    assert reports in done.stdout
-    assert "target" in done.stdout or "info" in done.stdout
+    return done.stdout
+
+
+@pytest.mark.parametrize(("script", "arguments", "reports"), TINY)
+def test_the_benchmark_runs_on_tiny_sizes_and_reports(tmp_path, script, arguments, reports):
+    # When the benchmark runs on tiny sizes, Then it finished and printed its report
+    report = run_benchmark(tmp_path, script, *arguments)
+    assert reports in report
+    assert "target" in report or "info" in report
 
 
 def test_the_agent_gate_benchmark_runs_and_reports_both_ratios(tmp_path):
     # When the benchmark runs with a handful of requests
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--requests", "4", "--batches", "2"],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        stdin=subprocess.DEVNULL,
-        cwd=tmp_path,
+    report = run_benchmark(
+        tmp_path, "bench_agent_gate.py", "--requests", "4", "--batches", "2", timeout=240
     )
     # Then it finished and printed both ratios with their targets
-    assert done.returncode == 0, done.stderr
-    assert "person through the gate / plain:" in done.stdout
-    assert "agent held and answered / plain execute:" in done.stdout
-    assert "(target <= 1.1x)" in done.stdout
-    assert "(target <= 2x)" in done.stdout
+    assert "person through the gate / plain:" in report
+    assert "agent held and answered / plain execute:" in report
+    assert "(target <= 1.1x)" in report
+    assert "(target <= 2x)" in report
 
 
 def test_the_held_write_benchmark_runs_and_reports_its_ratio(tmp_path):
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(BENCHMARKS / "bench_held_write.py"),
-            "--lines",
-            "2000",
-            "--repeat",
-            "1",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        stdin=subprocess.DEVNULL,
-        cwd=tmp_path,
+    report = run_benchmark(
+        tmp_path, "bench_held_write.py", "--lines", "2000", "--repeat", "1", timeout=240
     )
-    assert done.returncode == 0, done.stderr
-    assert "held write, preview ready:" in done.stdout
-    assert "(target <= 2x)" in done.stdout
+    assert "held write, preview ready:" in report
+    assert "(target <= 2x)" in report
