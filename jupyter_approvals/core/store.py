@@ -20,12 +20,15 @@ from .model import Approval, Lease, Origin, Request, RequestInfo, Status
 from .outcomes import ended_outcome
 from .policy import Clock, Limits, SystemClock, enforced
 from .request_table import RequestTable, new_request
+from .store_views import StoreViews
 
 #: ``guard(request_id, decision, fingerprint, reason)`` raises to refuse a decision.
 DecisionGuard = Callable[[str, str, str, str], None]
+#: ``report(error, request, fields)`` records a refusal of :meth:`ApprovalStore.redeem`.
+RefusalReport = Callable[[errors.ApprovalError, RequestInfo | None, dict[str, Any]], None]
 
 
-class ApprovalStore(EventedState[RequestInfo]):
+class ApprovalStore(EventedState[RequestInfo], StoreViews):
     """Pending requests and issued approvals, bounded and thread-safe, in memory only."""
 
     def __init__(
@@ -40,6 +43,9 @@ class ApprovalStore(EventedState[RequestInfo]):
         #: applied; raises to refuse it. The kernel installs one that accepts only the
         #: frontend message being handled at that moment (kernel/frontend.py).
         self.decision_guard = decision_guard
+        #: Told of every refusal of :meth:`redeem`, after the lock is released (the kernel
+        #: journals them, counted against a budget: code can provoke them at will).
+        self.redemption_refused: RefusalReport | None = None
         self.clock: Clock = clock or SystemClock()
         self._table = RequestTable(self.limits.max_ended_kept)
 
@@ -239,7 +245,11 @@ class ApprovalStore(EventedState[RequestInfo]):
         with self._transaction():
             approved = self._table.find(action, fingerprint, Status.APPROVED, owner)
             if approved is not None and approved.approval is not None:
-                return self._redeem_locked(approved.approval, action, fingerprint, owner)
+                try:
+                    return self._redeem_locked(approved.approval, action, fingerprint, owner)
+                except errors.ApprovalExpired as lapsed:  # it lapsed since the sweep
+                    self._emit("refused", approved, code=lapsed.code, attempted_action=action)
+                    raise
             for ended in self._table.newest_ended():
                 if (
                     not ended.reported
@@ -249,6 +259,10 @@ class ApprovalStore(EventedState[RequestInfo]):
                     and (outcome := ended_outcome(ended.info())) is not None
                 ):
                     ended.reported = True
+                    if ended.status is Status.EXPIRED:
+                        # The call came to run on an approval that lapsed: a refusal at
+                        # redemption, on record beside the line of the expiry itself.
+                        self._emit("refused", ended, code=outcome.code, attempted_action=action)
                     raise outcome
             pending = self._table.find(action, fingerprint, Status.PENDING, owner)
             if pending is not None:
@@ -279,10 +293,21 @@ class ApprovalStore(EventedState[RequestInfo]):
         """Consume ``approval`` for one run of (action, fingerprint) and return its lease.
 
         Checks, in this order: issued by this store, same action (and the same protected
-        function, ``owner``), same fingerprint, not expired, not used.
+        function, ``owner``), same fingerprint, not expired, not used. A refusal is reported
+        to :attr:`redemption_refused`.
         """
-        with self._transaction():
-            return self._redeem_locked(approval, action, fingerprint, owner)
+        try:
+            with self._transaction():
+                return self._redeem_locked(approval, action, fingerprint, owner)
+        except (errors.ApprovalRefused, errors.ApprovalEnded) as refused:
+            if self.redemption_refused is not None:
+                request_id = refused.details.get("request_id")
+                request = self.get(request_id) if isinstance(request_id, str) else None
+                fields = {"attempted_action": action, "attempted_fingerprint": fingerprint}
+                if "offered_type" in refused.details:
+                    fields["offered_type"] = refused.details["offered_type"]
+                self.redemption_refused(refused, request, fields)
+            raise
 
     def _redeem_locked(
         self, approval: object, action: str, fingerprint: str, owner: str | None
@@ -323,46 +348,6 @@ class ApprovalStore(EventedState[RequestInfo]):
             else:
                 request.status = Status.FAILED
                 self._emit("failed", request, error=f"{type(error).__name__}: {error}"[:500])
-
-    # -- views -------------------------------------------------------------------------
-
-    def get(self, request_id: str) -> RequestInfo | None:
-        """A snapshot of one request, live or recently ended."""
-        with self._transaction():
-            request = self._table.lookup(request_id)
-            return request.info() if request else None
-
-    def find_live(
-        self, action: str, fingerprint: str, owner: str | None = None
-    ) -> RequestInfo | None:
-        """The pending or approved request of exactly this call, if any."""
-        with self._transaction():
-            for status in (Status.PENDING, Status.APPROVED):
-                request = self._table.find(action, fingerprint, status, owner)
-                if request is not None:
-                    return request.info()
-            return None
-
-    def approval(self, request_id: str) -> Approval | None:
-        """The approval issued for a request, if it is approved and unused."""
-        with self._transaction():
-            request = self._table.live.get(request_id)
-            return request.approval if request and request.status is Status.APPROVED else None
-
-    def pending(self) -> list[RequestInfo]:
-        """Snapshots of the requests waiting for a person, oldest first."""
-        with self._transaction():
-            return [r.info() for r in self._table.live.values() if r.status is Status.PENDING]
-
-    def live(self) -> list[RequestInfo]:
-        """Snapshots of pending and approved-but-unused requests, oldest first."""
-        with self._transaction():
-            return [r.info() for r in self._table.live.values()]
-
-    def recent(self, limit: int = 20) -> list[RequestInfo]:
-        """Snapshots of recently ended requests, newest first."""
-        with self._transaction():
-            return [r.info() for r in self._table.newest_ended()][:limit]
 
     def sweep(self) -> None:
         """End requests and approvals whose time is up (also done on every other call)."""

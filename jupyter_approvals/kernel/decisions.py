@@ -2,7 +2,8 @@
 
 Cards and the comm endpoint hold a :class:`Decisions`, never the whole session: it applies a
 decision (the store's frontend guard checks the message being handled), ends a request whose
-card was closed, and journals what was refused.
+card was closed, and journals what was refused: decisions, and objects offered to the store's
+``redeem`` (which code can offer at will, so they count against a budget of their own).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class Decisions:
         self._store = store
         self._journal = journal
         self._dismissed_by: dict[str, tuple[str, str | None]] = {}
+        store.redemption_refused = self._redemption_refused
 
     def get(self, request_id: object) -> RequestInfo | None:
         """The request ``request_id`` as the store holds it (None: unknown, or not an id)."""
@@ -104,6 +106,15 @@ class Decisions:
     def refused(self, request_id: str, code: str, **fields: Any) -> None:
         """Journal a refused decision of ``request_id``."""
         self._journal.refused(request_id, code, self._store.get(request_id), **fields)
+
+    def _redemption_refused(
+        self, error: errors.ApprovalError, info: RequestInfo | None, fields: dict[str, Any]
+    ) -> None:
+        # Only code redeems, never a frontend message; its own budget, so offering look-alikes
+        # never silences the refusals of decisions about the same request.
+        request_id = info.id if info is not None else None
+        budget = f"redeem:{request_id or '-'}"
+        self._journal.refused(request_id, error.code, info, budget=budget, source="code", **fields)
 
     def guard_refused(self, request_id: str, why: str, message_type: str | None) -> None:
         """Journal a decision the frontend guard refused (it was not a frontend's message)."""

@@ -8,6 +8,7 @@ written, and keeps a loop of refused attempts from flooding the journal with fsy
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -16,12 +17,14 @@ from ..core.journal import Journal
 from ..core.model import RequestInfo
 from ..core.project import journal_location
 from ..core.protocol import DECISION_EVENTS
-from .frontend import handling_frontend_message
+from .frontend import current_parent, decision_payload, handling_frontend_message
 
 #: Refused decisions journaled per request before the rest are only counted.
 REFUSALS_JOURNALED = 20
 #: Requests whose refusals are counted at once (the oldest count is dropped first).
 _REFUSAL_COUNTS_KEPT = 1000
+#: Frontend messages remembered as having had their one frontend refusal line.
+_CHARGED_MESSAGES_KEPT = 1000
 
 
 class KernelJournal:
@@ -44,6 +47,7 @@ class KernelJournal:
         self.journal = Journal.for_project(project_root, location.state_dir)
         self._location_problem = location.problem
         self._refusals: dict[tuple[str, str], int] = {}
+        self._charged: OrderedDict[str, None] = OrderedDict()
         self._decided_by: dict[str, str] = {}
 
     def check_location(self) -> None:
@@ -83,6 +87,10 @@ class KernelJournal:
                 entry["notebook_path"] = info.origin.notebook_path
             if event in DECISION_EVENTS:
                 entry["decided_by"] = self._decided_by.pop(info.id, None)
+        if event == "refused" and "source" not in fields:
+            # The store's own refusals (a run refused at redemption, a decision naming other
+            # content) come here; they are bounded by a person's acts, so never budgeted.
+            fields["source"] = self._source(info.id if info is not None else None)
         entry.update(fields)
         self.journal.append(event, **{k: v for k, v in entry.items() if v is not None})
 
@@ -92,15 +100,18 @@ class KernelJournal:
         code: str,
         info: RequestInfo | None,
         budget: str | None = None,
+        source: str | None = None,
         **fields: Any,
     ) -> None:
-        """A refusal: journaled, up to :data:`REFUSALS_JOURNALED` per request and source.
+        """A refusal: journaled, up to :data:`REFUSALS_JOURNALED` per budget and source.
 
-        Refusals of frontend messages and refusals of anything else (cell code, threads) count
-        against separate budgets, so code that provokes refusals at will can never use up the
-        lines a frontend's refusal needs; the line that spends a budget says so.
+        The budget is the request's unless ``budget`` names another. Refusals of frontend
+        messages and refusals of anything else (cell code, threads, hooks) count against
+        separate budgets, so code that provokes refusals at will can never use up the lines a
+        frontend's refusal needs; the line that spends a budget says so. ``source`` is worked
+        out unless given (a redemption is never a frontend's act).
         """
-        source = "frontend" if handling_frontend_message() else "code"
+        source = source or self._source(request_id)
         key = (budget or request_id or code, source)
         seen = self._refusals.get(key, 0) + 1
         self._refusals[key] = seen
@@ -112,3 +123,27 @@ class KernelJournal:
             fields["further_refusals_not_journaled"] = True
         where = {"request_id": request_id} if info is None and request_id else {}
         self.event("refused", info, code=code, source=source, **where, **fields)
+
+    def _source(self, request_id: str | None) -> str:
+        """``frontend`` for the first refusal while a frontend message carrying a decision of
+        ``request_id`` is handled, else ``code``.
+
+        Code running while a person's message is handled (a trap widget's callback, a profile
+        hook) could otherwise charge any number of refusals to the frontend's budget: each
+        frontend message gets one frontend line, for the request it names.
+        """
+        if request_id is None or not handling_frontend_message():
+            return "code"
+        parent = current_parent()
+        header = parent.get("header") or {}
+        content = parent.get("content") or {}
+        msg_id = header.get("msg_id") if isinstance(header, dict) else None
+        payload = decision_payload(content.get("data")) if isinstance(content, dict) else None
+        if not isinstance(msg_id, str) or payload is None or payload.get("id") != request_id:
+            return "code"
+        if msg_id in self._charged:
+            return "code"
+        self._charged[msg_id] = None
+        while len(self._charged) > _CHARGED_MESSAGES_KEPT:
+            self._charged.popitem(last=False)
+        return "frontend"
