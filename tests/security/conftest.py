@@ -94,6 +94,15 @@ def send_comm(fe: KernelFrontend, comm_id: str, data: object, msg_type: str = "c
     return str(message["header"]["msg_id"])
 
 
+def approve(fe: KernelFrontend, card: Widget, wait: bool = True) -> None:
+    """A person reads the card (unless already done), presses Approve, and it is approved."""
+    if wait:
+        time.sleep(HUMAN_PAUSE_S)
+    fe.click(card, "approve")
+    after = wait_for_state(fe, card, lambda s: s["state"] != "pending" or s.get("notice"))
+    assert after.state["state"] == "approved", after.state
+
+
 class Target:
     """One test's protected writer in a shared kernel, and what the journal says about it."""
 
