@@ -27,7 +27,7 @@ from typing import Any
 
 from jupyter_client.manager import KernelManager
 
-from .core.protocol import COMM_TARGET, SHOWN_FIELDS
+from .core.protocol import COMM_TARGET, MARKER_COMM_PREFIX, SHOWN_FIELDS
 
 WIDGET_TARGET = "jupyter.widget"
 CARD_MODEL = "ApprovalCard"
@@ -288,7 +288,8 @@ class KernelFrontend:
             self.widgets[content["comm_id"]] = Widget(content["comm_id"], dict(state))
         elif kind == "comm_msg":
             comm_id, data = content.get("comm_id"), content.get("data") or {}
-            if comm_id == self._endpoint:
+            # Changes come once, on the kernel's marker comm, to every client (3.2).
+            if comm_id == self._endpoint or str(comm_id).startswith(MARKER_COMM_PREFIX):
                 self._endpoint_messages.append(data)
             elif comm_id in self.widgets and data.get("method") == "update":
                 self.widgets[comm_id].state.update(data.get("state", {}))

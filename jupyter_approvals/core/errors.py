@@ -188,6 +188,12 @@ class ApprovalKernelUnavailable(ApprovalUnavailable):
     code = "APPROVAL_KERNEL_UNAVAILABLE"
 
 
+class ApprovalKernelBusy(ApprovalUnavailable):
+    """The kernel runs a cell that does not await a decision; retry when it is idle (REST)."""
+
+    code = "APPROVAL_KERNEL_BUSY"
+
+
 class ApprovalCrossOrigin(ApprovalRefused):
     """A decision was posted from a page of another origin (REST API)."""
 

@@ -11,6 +11,9 @@ from typing import Final
 
 #: The comm target of the kernel's endpoint (section 3).
 COMM_TARGET: Final = "jupyter_approvals"
+#: The id of a kernel's marker comm starts with this: its ``changed`` messages reach every
+#: client of the kernel on iopub, which is how the server learns of changes unasked (3.2).
+MARKER_COMM_PREFIX: Final = f"{COMM_TARGET}-here-"
 #: The version of the comm messages; ``pending`` and ``changed`` carry it.
 COMM_PROTOCOL_VERSION: Final = 1
 #: The key in a Jupyter message's metadata under which the server stamps who sent it (7.4).

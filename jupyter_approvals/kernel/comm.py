@@ -3,7 +3,8 @@
 Contract (docs/protocol.md, section 2):
 
 - frontend -> kernel ``{"op": "list"}``; kernel -> frontend ``{"op": "pending", "requests": [...]}``
-- kernel -> frontend, unasked, after any change: ``{"op": "changed", "requests": [...]}``
+- kernel -> every client, unasked, after any change: ``{"op": "changed", "requests": [...]}``,
+  once, on the marker comm (iopub reaches every client of the kernel, the server included)
 - frontend -> kernel ``{"op": "decide", "id", "decision", "fingerprint", "reason"}``;
   kernel -> frontend ``{"op": "decided", "id", "ok", "code", "message", "status"}``
 
@@ -21,7 +22,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from ..core import errors
-from ..core.protocol import COMM_PROTOCOL_VERSION, COMM_TARGET
+from ..core.protocol import COMM_PROTOCOL_VERSION, COMM_TARGET, MARKER_COMM_PREFIX
 
 if TYPE_CHECKING:
     from .decisions import Decisions
@@ -58,9 +59,14 @@ class CommEndpoint:
         # A kernel-side comm of our target that no frontend holds: it makes a
         # ``comm_info_request`` for the target answer "approvals are served here", so the
         # server can ask without opening a comm in kernels that never imported us (which would
-        # log an error in those kernels on every poll).
+        # log an error in those kernels on every poll). Changes are published on it: a comm
+        # message goes out on iopub, which every client of the kernel reads even while a cell
+        # runs, so the server keeps its list without asking. Frontends ignore comm ids they
+        # do not hold.
         self._marker = comm.create_comm(
-            target_name=COMM_TARGET, primary=False, comm_id=f"{COMM_TARGET}-here-{uuid.uuid4().hex}"
+            target_name=COMM_TARGET,
+            primary=False,
+            comm_id=f"{MARKER_COMM_PREFIX}{uuid.uuid4().hex}",
         )
         self._manager.register_comm(self._marker)
 
@@ -171,14 +177,8 @@ class CommEndpoint:
         return {"op": op, "protocol": COMM_PROTOCOL_VERSION, **self._listing_body()}
 
     def broadcast_changed(self) -> None:
-        """Tell every open frontend comm the current pending list."""
-        with self._lock:
-            comms = list(self._comms.values())
-        if not comms:
-            return
-        message = self._listing("changed")
-        for comm in comms:
-            self._send(comm, message)
+        """Tell every client of the kernel the current pending list, once, on the marker comm."""
+        self._send(self._marker, self._listing("changed"))
 
     @staticmethod
     def _send(comm: Any, data: dict[str, Any]) -> None:

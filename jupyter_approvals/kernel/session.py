@@ -115,12 +115,14 @@ class KernelSession:
         self._cards = CardRegistry(
             self.decisions, self._journal.health, self.project_root, self.limits.min_answer_s
         )
-        self._waiters = Waiters(self.store)
+        self._waiters = Waiters(self.store, self._broadcast_changed)
         self.store.subscribe(self._on_event)
         self.endpoint: CommEndpoint | None = None
         self._stop = threading.Event()
         if shell is not None and getattr(shell, "kernel", None) is not None:
             self.endpoint = CommEndpoint(self.decisions, self._listing, self._learn_session_path)
+            # Announce: the server learns that approvals are served here, even mid-cell.
+            self.endpoint.broadcast_changed()
             _show_approval_errors_briefly(shell)
             threading.Thread(
                 target=self._sweep_forever, name="approvals-sweeper", daemon=True
@@ -223,6 +225,7 @@ class KernelSession:
             "notebook_path": self.shown_notebook_path,
             "requests": [info.to_wire() for info in self.store.pending()],
             "journal": {"path": str(self.journal.path), "error": problem or None},
+            "awaited": self._waiters.awaited(),
         }
 
     def _on_event(self, event: str, info: RequestInfo, fields: dict[str, Any]) -> None:
@@ -232,9 +235,12 @@ class KernelSession:
         self._cards.refresh(info, event, fields)
         if info.status is not Status.PENDING:
             self._waiters.wake(info.id)
+        self._broadcast_changed()
+        self._cards.trim(live.id for live in self.store.live())
+
+    def _broadcast_changed(self) -> None:
         if self.endpoint is not None:
             self.endpoint.broadcast_changed()
-        self._cards.trim(live.id for live in self.store.live())
 
     def _sweep_forever(self) -> None:
         while not self._stop.wait(_SWEEP_INTERVAL_S):

@@ -7,6 +7,7 @@ comm handler); each waiter is woken on its own event loop.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from ..core.model import Status
 from ..core.store import ApprovalStore
@@ -15,15 +16,23 @@ from ..core.store import ApprovalStore
 class Waiters:
     """Who waits for which request, and how to wake them."""
 
-    def __init__(self, store: ApprovalStore) -> None:
+    def __init__(self, store: ApprovalStore, on_change: Callable[[], None] | None = None) -> None:
         self._store = store
+        # Told when the set of awaited requests changes: while a cell awaits, the kernel
+        # takes decisions although it is busy, and the server needs to know it can send them.
+        self._on_change = on_change
         self._waiting: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]] = {}
+
+    def awaited(self) -> list[str]:
+        """Ids of the requests some cell awaits now."""
+        return [request_id for request_id, waiters in list(self._waiting.items()) if waiters]
 
     async def until_ended(self, request_id: str, timeout: float | None) -> None:
         """Wait until the request is no longer pending (decided, ended, or timed out)."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
         self._waiting.setdefault(request_id, []).append((loop, future))
+        self._changed()
         info = self._store.get(request_id)
         if info is None or info.status is not Status.PENDING:
             self.wake(request_id)
@@ -39,6 +48,11 @@ class Waiters:
                 waiters.remove((loop, future))
             if not waiters:
                 self._waiting.pop(request_id, None)
+            self._changed()
+
+    def _changed(self) -> None:
+        if self._on_change is not None:
+            self._on_change()
 
     def wake(self, request_id: str) -> None:
         """Wake everyone waiting for ``request_id`` (from any thread)."""

@@ -9,7 +9,7 @@ as the reason.
 
 from __future__ import annotations
 
-from .kernels import KernelLinks, KernelUnavailable, NoApprovals
+from .kernels import KernelBusy, KernelLinks, KernelUnavailable, NoApprovals
 
 
 def pause_reason(agent: str, by: str | None) -> str:
@@ -20,8 +20,9 @@ def pause_reason(agent: str, by: str | None) -> str:
 async def reject_in_kernels(links: KernelLinks, agent: str, by: str | None, channel: str) -> int:
     """Reject every pending kernel request of ``agent``; return how many kernels confirmed.
 
-    A kernel that does not answer in time refuses the decision when it reads it later (the
-    ``not_after`` of every decision), so such a request stays pending for the person to reject.
+    A busy kernel is not sent the decision, and one that does not answer in time refuses it
+    when it reads it later (the ``not_after`` of every decision): such a request stays pending
+    for the person to reject.
     """
     listing = await links.list_all()
     rejected = 0
@@ -38,7 +39,7 @@ async def reject_in_kernels(links: KernelLinks, agent: str, by: str | None, chan
                 channel,
                 by,
             )
-        except (KeyError, KernelUnavailable, NoApprovals):
+        except (KeyError, KernelBusy, KernelUnavailable, NoApprovals):
             continue
         rejected += verdict.get("ok") is True
     return rejected

@@ -21,6 +21,7 @@ from ..config import ApprovalsConfig
 from ..core import errors
 from ..core.agents import AgentRegistry, registry_path
 from ..core.project import journal_location
+from . import sessions
 from .agent_gate import AgentGate
 from .agent_handlers import AgentPauseHandler, AgentsHandler
 from .agent_hold import AgentHold
@@ -43,7 +44,7 @@ from .handlers import (
     PendingHandler,
 )
 from .kernel_screen import POLICIES
-from .kernels import LINKS_SETTING, KernelLinks
+from .kernels import KERNEL_ACTIONS_EVENT, LINKS_SETTING, KernelLinks
 
 API = API_PREFIX
 #: Every route of this extension: URL pattern (below the base URL) and handler.
@@ -69,9 +70,10 @@ class ApprovalsServer(ExtensionApp):
     kernel_timeout = Float(
         2.0,
         help=(
-            "Seconds the server waits for one kernel to answer a listing or a decision. A kernel "
-            "that takes longer (busy running a cell, or dead) is reported as unanswered; the "
-            "other kernels' answers are not held up by it."
+            "Seconds the server waits for one kernel to answer a listing or a decision. The "
+            "pending list comes from what kernels publish, so a kernel running a cell is not "
+            "asked; one that takes longer than this to answer is reported as unanswered, and "
+            "the other kernels' answers are not held up by it."
         ),
     ).tag(config=True)
 
@@ -124,9 +126,20 @@ class ApprovalsServer(ExtensionApp):
                 location.problem.message,
                 state_dir,
             )
-        self.settings[LINKS_SETTING] = KernelLinks(
-            serverapp.kernel_manager, self.kernel_timeout, self.log, state_dir
+        links = KernelLinks(
+            serverapp.kernel_manager,
+            self.kernel_timeout,
+            self.log,
+            state_dir,
+            notebook_of=lambda kernel_id: sessions.notebook_of_kernel(
+                serverapp.session_manager, kernel_id
+            ),
         )
+        self.settings[LINKS_SETTING] = links
+        if serverapp.event_logger is not None:
+            serverapp.event_logger.add_listener(
+                schema_id=KERNEL_ACTIONS_EVENT, listener=links.on_kernel_action
+            )
         hold = AgentHold(limits, lambda: state_dir, root)
         gate = AgentGate(
             AgentRegistry(registry_path(state_dir)),
@@ -178,6 +191,9 @@ class ApprovalsServer(ExtensionApp):
                 "jupyter-approvals: the kernel websocket connection class was replaced by "
                 "another extension; the agent gate was wrapped around it again."
             )
+        links: KernelLinks = self.settings[LINKS_SETTING]
+        links.sync()
+        links.refresh_soon()
         gate: AgentGate = self.settings[GATE_SETTING]
         for agent in gate.sweep():  # paused from the CLI
             task = asyncio.ensure_future(
@@ -206,4 +222,9 @@ class ApprovalsServer(ExtensionApp):
             sweeper.stop()
         links = self.settings.get(LINKS_SETTING)
         if links is not None:
+            serverapp = self.serverapp
+            if serverapp is not None and serverapp.event_logger is not None:
+                serverapp.event_logger.remove_listener(
+                    schema_id=KERNEL_ACTIONS_EVENT, listener=links.on_kernel_action
+                )
             links.close()

@@ -31,7 +31,14 @@ from . import sessions
 from .agent_identity import GATE_SETTING, is_agent, username_of
 from .api import API_PREFIX
 from .gate_checks import gate_checks
-from .kernels import LINKS_SETTING, KernelLinks, KernelUnavailable, NoApprovals
+from .kernels import (
+    LINKS_SETTING,
+    RETRY_AFTER_S,
+    KernelBusy,
+    KernelLinks,
+    KernelUnavailable,
+    NoApprovals,
+)
 
 AUTH_RESOURCE = "approvals"
 #: Path of the API below the server's base URL, as items' ``decide_url`` name it.
@@ -53,6 +60,7 @@ _STATUS = {
     errors.ApprovalAutoAnswered.code: 409,
     errors.ApprovalTooLarge.code: 413,
     errors.ApprovalKernelUnavailable.code: 504,
+    errors.ApprovalKernelBusy.code: 503,
     errors.ApprovalUnknownAgent.code: 404,
     errors.ApprovalAgentForbidden.code: 403,
     errors.ApprovalAgentRegistryUnreadable.code: 500,
@@ -148,9 +156,9 @@ class PendingHandler(ApprovalsHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        """List pending requests; kernels that do not answer in time are named, not waited for.
+        """List pending requests from the server's copy; no busy kernel is waited for.
 
-        Requests the server holds (agent code) come first in the same list; a person's UI
+        Requests the server holds (agent code) are in the same list; a person's UI
         receiving them starts their reading floor.
         """
         if self.refuse_agents():
@@ -164,7 +172,7 @@ class PendingHandler(ApprovalsHandler):
             return notebooks[kernel_id]
 
         root = Path(self.settings["server_root_dir"]).expanduser().resolve()
-        listing = await self.links.list_all(notebook_of)
+        listing = await self.links.list_all()
         for item in listing["pending"]:
             path = item.get("notebook_path") or notebook_of(str(item.get("kernel_id")))
             item["notebook_path"] = _relative(path, root)
@@ -210,6 +218,19 @@ class DecisionHandler(ApprovalsHandler):
             )
         except KeyError:
             self.refuse(errors.ApprovalUnknownKernel(f"No running kernel {kernel_id!r}."), **ids)
+            return
+        except KernelBusy:
+            # Nothing was sent: the request stays pending, its row stays in the list.
+            self.set_header("Retry-After", str(RETRY_AFTER_S))
+            self.refuse(
+                errors.ApprovalKernelBusy(
+                    "The kernel is running a cell; nothing was decided and the request is "
+                    "still pending. Decide again when the cell has ended."
+                ),
+                retry="when_idle",
+                retry_after_s=RETRY_AFTER_S,
+                **ids,
+            )
             return
         except (KernelUnavailable, NoApprovals) as exc:
             why = (

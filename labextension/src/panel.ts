@@ -124,8 +124,8 @@ export class ApprovalsPanel extends Panel {
     const silent = connection.unansweredKernels.length;
     if (silent) {
       notes.push(
-        `${silent} kernel${silent === 1 ? '' : 's'} did not answer in time (busy?): ` +
-          'their requests are not listed until they do.'
+        `${silent} kernel${silent === 1 ? '' : 's'} not heard from yet (running a cell?): ` +
+          'their requests are listed once they are idle.'
       );
     }
     for (const { kernel_id, error, elsewhere } of connection.journalErrors) {

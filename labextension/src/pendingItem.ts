@@ -100,6 +100,7 @@ export class PendingItem {
       fingerprintRow,
       functionRow,
       this._preview,
+      this._busy,
       actions,
       this._verdict
     );
@@ -128,6 +129,10 @@ export class PendingItem {
     const omitted = item.preview_omitted;
     setText(this._omitted, omitted > 0 ? ` (${omitted} more characters left out)` : '');
     this._omitted.hidden = !(omitted > 0);
+    // A busy kernel's row stays (and the reason being typed with it); it is decided once the
+    // kernel can take the decision.
+    this._busy.hidden = item.decide_now !== false;
+    this._syncButtons();
   }
 
   /** Count down to the request's expiry. */
@@ -170,7 +175,7 @@ export class PendingItem {
     const state = this._verdictState?.state;
     // Disabled while the POST is out, and for good once it was decided. An expired request
     // stays answerable: the server, whose clock counts, says whether it timed out.
-    const disabled = state === 'sending' || state === 'ok';
+    const disabled = state === 'sending' || state === 'ok' || this._item.decide_now === false;
     this._approve.disabled = disabled;
     this._reject.disabled = disabled;
   }
@@ -238,4 +243,8 @@ export class PendingItem {
   private _approve = el('button', 'jpa-Sidebar-approve', { testid: 'jpa-sidebar-approve' });
   private _reject = el('button', 'jpa-Sidebar-reject', { testid: 'jpa-sidebar-reject' });
   private _verdict = el('div', 'jpa-Sidebar-verdict', { testid: 'jpa-sidebar-verdict' });
+  private _busy = el('p', 'jpa-Sidebar-note jpa-Sidebar-busy', {
+    testid: 'jpa-sidebar-busy',
+    text: 'The kernel is running a cell: this can be decided when the cell has ended.'
+  });
 }

@@ -31,6 +31,10 @@ export interface IPendingRequest {
   held_at?: 'server' | 'kernel';
   /** The path below the server's base URL to POST this request's decision to. */
   decide_url?: string;
+  /** The kernel runs a cell now (the row comes from the server's copy). */
+  kernel_busy?: boolean;
+  /** False while the kernel cannot take a decision (busy, no cell awaiting one). */
+  decide_now?: boolean;
 }
 
 export interface IJournalError {
@@ -44,6 +48,8 @@ export interface IJournalError {
 export interface IPendingReply {
   pending: IPendingRequest[];
   unanswered_kernels: string[];
+  /** Kernels running a cell now; their rows stay listed. */
+  busy_kernels?: string[];
   kernels_without_approvals: string[];
   journal_errors: IJournalError[];
 }

@@ -390,9 +390,10 @@ class NotebookPage:
         for index in indices:
             self.run(index)
 
-    def run_new_cell(self, code: str, timeout: float = 60_000) -> int:
+    def run_new_cell(self, code: str, timeout: float = 60_000, wait: bool = True) -> int:
         """Add a code cell with ``code`` at the end of the notebook, as a person does (B in
-        command mode, then type), run it, and return its index."""
+        command mode, then type), run it, and return its index; with ``wait=False``, without
+        waiting for the kernel to finish it."""
         index = self.cells.count()
         self.cell(index - 1).locator(".jp-InputPrompt").click()
         self.page.keyboard.press("Escape")  # command mode
@@ -406,8 +407,9 @@ class NotebookPage:
         expect(editor).to_have_text(code)
         self.page.keyboard.press("Shift+Enter")
         self.runs += 1
-        prompt = self.cell(index).locator(".jp-InputPrompt")
-        expect(prompt).to_have_text(f"[{self.runs}]:", timeout=timeout)
+        if wait:
+            prompt = self.cell(index).locator(".jp-InputPrompt")
+            expect(prompt).to_have_text(f"[{self.runs}]:", timeout=timeout)
         return index
 
     def close(self, notebook: Path) -> None:

@@ -243,6 +243,42 @@ def test_a_rejection_with_a_reason_typed_in_the_sidebar_reaches_the_next_call(
     save_screenshot(page, "sidebar-3-rejected")
 
 
+def test_a_busy_kernel_keeps_its_item_and_the_reason_being_typed(
+    lab_server: LabServer, notebook: Path, page: Page
+):
+    # Given the first protected call's item in the sidebar, with a reason being typed
+    nb, cells, _card, seen = open_first_call(page, lab_server, notebook)
+    request_id = request_id_shown(nb, cells.first_call)
+    sidebar = Sidebar(page)
+    sidebar.record_verdicts()
+    sidebar.open()
+    item = sidebar.item(request_id)
+    expect(item).to_be_visible()
+    reason = "checked the totals"
+    sidebar.part(item, "reason").fill(reason)
+
+    # When the person runs a long cell in the same kernel
+    nb.run_new_cell("import time; time.sleep(6)", wait=False)
+
+    # Then the item stays across the polls, says why it cannot be decided now, and keeps
+    # the reason; its buttons are off
+    busy_note = sidebar.part(item, "busy")
+    expect(busy_note).to_be_visible()
+    expect(sidebar.part(item, "approve")).to_be_disabled()
+    time.sleep(2 * POLL_S)
+    expect(item).to_be_visible()
+    expect(sidebar.part(item, "reason")).to_have_value(reason)
+    save_screenshot(sidebar.panel, "sidebar-busy-kernel")
+
+    # When the cell has ended
+    # Then the note goes and the person can approve, with the reason kept
+    expect(busy_note).to_be_hidden(timeout=15_000)
+    expect(sidebar.part(item, "reason")).to_have_value(reason)
+    pause_like_a_person(seen)
+    sidebar.part(item, "approve").click()
+    assert wait_for_verdict(page, request_id, "ok") == "ok: approved"
+
+
 # The kernel counts an answer sooner than `min_answer_seconds` after the card was shown as
 # auto-answered. At the default of 1 s a click from the sidebar cannot land in that window
 # deterministically: the item appears at the sidebar's next poll (every second), which may be

@@ -37,6 +37,7 @@ async def test_no_kernels_no_pending(jp_fetch):
     assert listing == {
         "pending": [],
         "unanswered_kernels": [],
+        "busy_kernels": [],
         "kernels_without_approvals": [],
         "journal_errors": [],
     }
@@ -76,9 +77,10 @@ async def test_a_busy_kernel_does_not_block_the_list(jp_fetch, kernels):
     await asyncio.sleep(0.5)
     # When the sidebar asks
     listing = await get_json(jp_fetch, "pending")
-    # Then the ready kernel's request is listed and the busy kernel is named as unanswered
+    # Then the ready kernel's request is listed and the busy kernel is named as busy
     assert [p["kernel_id"] for p in listing["pending"]] == [ready.id]
-    assert listing["unanswered_kernels"] == [busy.id]
+    assert listing["busy_kernels"] == [busy.id]
+    assert listing["unanswered_kernels"] == []
 
 
 async def test_approving_from_the_sidebar_lets_the_call_run_once(jp_fetch, kernels, jp_root_dir):
@@ -274,17 +276,67 @@ async def test_doctor_reports_checks_limits_and_what_is_not_guaranteed(jp_fetch)
     assert isinstance(report["ok"], bool)
 
 
-async def test_a_decision_for_a_busy_kernel_is_refused_now_and_never_applied_later(
-    jp_fetch, kernels
-):
+async def test_a_busy_kernel_keeps_its_rows_and_a_decision_is_told_to_retry(jp_fetch, kernels):
     # Given a pending call, and then a long cell that keeps the kernel busy
     kernel = await kernels()
     await kernel.run(SETUP)
     pending = await kernel.pending_call("save('data', 'late.txt')")
     await asyncio.sleep(HUMAN_PAUSE_S)
-    busy = kernel.client.execute("import time; time.sleep(5)")
+    busy = kernel.client.execute("import time; time.sleep(4)")
     await asyncio.sleep(0.3)
-    # When a person approves from the sidebar while the kernel is busy
+    # When the sidebar lists, then a person approves while the kernel is busy
+    listing = await get_json(jp_fetch, "pending")
+    response = await jp_fetch(
+        API,
+        "pending",
+        kernel.id,
+        pending["request_id"],
+        method="POST",
+        body=json.dumps({"decision": "approve", "fingerprint": pending["fingerprint"]}),
+        raise_error=False,
+    )
+    verdict = json.loads(response.body)
+    # Then the row stays, marked busy, and the answer says when to retry; nothing was sent
+    [row] = listing["pending"]
+    assert (row["id"], row["kernel_busy"], row["decide_now"]) == (
+        pending["request_id"],
+        True,
+        False,
+    )
+    assert listing["busy_kernels"] == [kernel.id]
+    assert (response.code, verdict["code"], verdict["retry"]) == (
+        503,
+        "APPROVAL_KERNEL_BUSY",
+        "when_idle",
+    )
+    assert response.headers["Retry-After"] == str(verdict["retry_after_s"])
+    # And when the cell has ended the request is still pending, and the retry decides it
+    await kernel.client._async_recv_reply(busy, timeout=30)
+    assert (await kernel.run("save('data', 'late.txt')"))["ename"] == "ApprovalPending"
+    status, verdict = await post_decision(
+        jp_fetch,
+        kernel.id,
+        pending["request_id"],
+        {"decision": "approve", "fingerprint": pending["fingerprint"]},
+    )
+    assert (status, verdict["status"]) == (200, "approved")
+    assert (await kernel.run("save('data', 'late.txt')"))["status"] == "ok"
+
+
+async def test_a_decision_the_kernel_reads_too_late_is_never_applied(
+    jp_fetch, jp_serverapp, kernels, monkeypatch
+):
+    # Given a pending call in a kernel that turns busy right after the server sent a decision
+    kernel = await kernels()
+    await kernel.run(SETUP)
+    pending = await kernel.pending_call("save('data', 'late.txt')")
+    await asyncio.sleep(HUMAN_PAUSE_S)
+    links = jp_serverapp.web_app.settings["jupyter_approvals.links"]
+    monkeypatch.setattr(links, "timeout", 0.5)
+    busy = kernel.client.execute("import time; time.sleep(2)")
+    # The race: the server has not yet seen the cell start when it sends the decision.
+    monkeypatch.setattr(links, "busy", lambda _kernel_id: False)
+    # When the decision waits in the kernel's queue past its deadline
     status, verdict = await post_decision(
         jp_fetch,
         kernel.id,
@@ -293,12 +345,11 @@ async def test_a_decision_for_a_busy_kernel_is_refused_now_and_never_applied_lat
     )
     # Then the server says nothing was decided...
     assert (status, verdict["code"]) == (504, "APPROVAL_KERNEL_UNAVAILABLE")
-    # ...and when the kernel is idle again and reads the queued message, it refuses it too
+    # ...and when the kernel reads the queued message, it refuses it too
     await kernel.client._async_recv_reply(busy, timeout=30)
     assert (await kernel.run("save('data', 'late.txt')"))["ename"] == "ApprovalPending"
-    listing = await get_json(jp_fetch, "pending")
-    assert [p["id"] for p in listing["pending"]] == [pending["request_id"]]
-    # And only one approvals comm is open in the kernel: the timed-out one was closed
+    # And the timed-out comm was closed in the kernel, none is left behind
+    assert not links._links[kernel.id].comm_open
     comms = await kernel.run(
         "from jupyter_approvals.kernel.session import KernelSession\n"
         "print(len(KernelSession.current().endpoint.comm_ids()))"
@@ -306,7 +357,7 @@ async def test_a_decision_for_a_busy_kernel_is_refused_now_and_never_applied_lat
     printed = "".join(
         m["content"].get("text", "") for m in comms["outputs"] if m["msg_type"] == "stream"
     )
-    assert printed.strip() == "1"
+    assert printed.strip() == "0"
 
 
 async def test_requests_are_listed_again_after_a_kernel_restart(jp_fetch, kernels, jp_serverapp):
@@ -360,7 +411,16 @@ async def test_a_kernel_given_a_session_after_it_started_shows_its_notebook(
         # Then the request names the notebook of the kernel's session
         [item] = listing["pending"]
         assert item["notebook_path"] == "analysis.ipynb"
-        # And the kernel was told: its next request's card and journal line name it too
+        # And the kernel is told (at once when idle, else within the server's next sweeps):
+        # its next request's card and journal line name it too
+        for _ in range(50):
+            told = await kernel.run(
+                "from jupyter_approvals.kernel.session import KernelSession\n"
+                "print(KernelSession.current().shown_notebook_path)"
+            )
+            if "analysis.ipynb" in "".join(m["content"].get("text", "") for m in told["outputs"]):
+                break
+            await asyncio.sleep(0.1)
         await kernel.pending_call("save('y', 'y.txt')")
         shown = await kernel.run("print(ja.pending()[-1].origin.notebook_path)")
         printed = "".join(m["content"].get("text", "") for m in shown["outputs"])

@@ -1,0 +1,70 @@
+// A row of the sidebar while its kernel runs a cell: the server's copy keeps it listed, and it
+// can be decided only once the kernel can take the decision (docs/protocol.md 6.1).
+
+import { describe, expect, it } from 'vitest';
+
+import { PendingItem } from '../src/pendingItem';
+import { IPendingRequest } from '../src/tokens';
+
+function request(extra: Partial<IPendingRequest> = {}): IPendingRequest {
+  return {
+    kernel_id: 'k1',
+    id: '0123456789abcdef',
+    action: 'table.write',
+    summary: 'Write sales.csv',
+    preview: 'region,units',
+    preview_omitted: 0,
+    fingerprint: 'sha256:' + 'a'.repeat(64),
+    function: '__main__.save',
+    status: 'pending',
+    created_at: '2026-12-01T10:00:00.000Z',
+    expires_at: '2026-12-01T10:10:00.000Z',
+    ...extra
+  };
+}
+
+function row(item: PendingItem, testid: string): HTMLElement {
+  const node = item.node.querySelector(`[data-testid="${testid}"]`);
+  if (!(node instanceof HTMLElement)) {
+    throw new Error(`no ${testid}`);
+  }
+  return node;
+}
+
+const handlers = { decide: () => undefined, open: () => undefined };
+
+describe('PendingItem of a busy kernel', () => {
+  it('says why it cannot be decided now and keeps its buttons off', () => {
+    // Given a row whose kernel runs a cell that awaits no decision
+    const item = new PendingItem(request({ kernel_busy: true, decide_now: false }), handlers);
+
+    // Then the note is shown and Approve and Reject are disabled
+    expect(row(item, 'jpa-sidebar-busy').hidden).toBe(false);
+    expect((row(item, 'jpa-sidebar-approve') as HTMLButtonElement).disabled).toBe(true);
+    expect((row(item, 'jpa-sidebar-reject') as HTMLButtonElement).disabled).toBe(true);
+  });
+
+  it('keeps the reason being typed when the kernel becomes idle', () => {
+    // Given a busy row with a reason typed into it
+    const item = new PendingItem(request({ kernel_busy: true, decide_now: false }), handlers);
+    const reason = row(item, 'jpa-sidebar-reason') as HTMLInputElement;
+    reason.value = 'checked the totals';
+
+    // When the next poll says the kernel is idle
+    item.update(request({ kernel_busy: false, decide_now: true }));
+
+    // Then the note goes, the buttons work, and the reason is still there
+    expect(row(item, 'jpa-sidebar-busy').hidden).toBe(true);
+    expect((row(item, 'jpa-sidebar-approve') as HTMLButtonElement).disabled).toBe(false);
+    expect(reason.value).toBe('checked the totals');
+  });
+
+  it('can be decided while a cell of the busy kernel awaits the decision', () => {
+    // Given a row whose kernel is busy with a cell awaiting wait()
+    const item = new PendingItem(request({ kernel_busy: true, decide_now: true }), handlers);
+
+    // Then nothing stops the person
+    expect(row(item, 'jpa-sidebar-busy').hidden).toBe(true);
+    expect((row(item, 'jpa-sidebar-approve') as HTMLButtonElement).disabled).toBe(false);
+  });
+});

@@ -1,0 +1,151 @@
+"""The server's copy of what kernels have pending (docs/protocol.md 3.2, 6.1): fed by what the
+kernels publish, so the list never waits on a busy kernel and busy rows stay."""
+
+from __future__ import annotations
+
+import asyncio
+
+from tests.kernel.helpers import HUMAN_PAUSE_S, SETUP
+from tests.server.test_rest import get_json, post_decision
+
+
+async def rows_until(jp_fetch, predicate, timeout: float = 20.0) -> dict:
+    """GET pending until ``predicate(listing)`` holds; return that listing."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        listing = await get_json(jp_fetch, "pending")
+        if predicate(listing) or loop.time() > deadline:
+            return listing
+        await asyncio.sleep(0.1)
+
+
+async def test_a_request_made_in_a_running_cell_is_listed_while_the_cell_runs(jp_fetch, kernels):
+    # Given a kernel whose cell opens a request and then keeps running
+    kernel = await kernels()
+    await kernel.run(SETUP)
+    running = kernel.client.execute(
+        "try:\n    save('x', 'x.txt')\nexcept ja.ApprovalPending:\n    pass\n"
+        "import time; time.sleep(4)"
+    )
+    # When the sidebar lists what is pending while the cell runs
+    listing = await rows_until(jp_fetch, lambda found: found["pending"])
+    # Then the request is there, from the server's copy, marked as not decidable now
+    [row] = listing["pending"]
+    assert row["summary"] == "Overwrite x.txt"
+    assert (row["kernel_busy"], row["decide_now"]) == (True, False)
+    assert listing["busy_kernels"] == [kernel.id]
+    assert listing["unanswered_kernels"] == []
+    # And after the cell the row is still the same request, now decidable
+    await kernel.client._async_recv_reply(running, timeout=30)
+    listing = await rows_until(jp_fetch, lambda found: not found["busy_kernels"])
+    assert [(r["id"], r["kernel_busy"], r["decide_now"]) for r in listing["pending"]] == [
+        (row["id"], False, True)
+    ]
+
+
+async def test_a_cell_awaiting_wait_is_decided_from_the_sidebar(jp_fetch, kernels, jp_root_dir):
+    # Given a kernel that starts approvals inside a cell which then awaits the decision
+    kernel = await kernels()
+    awaiting = kernel.client.execute(
+        SETUP + "\nresult = await save.wait('waited', 'w.txt')\nprint(result)"
+    )
+    listing = await rows_until(
+        jp_fetch, lambda found: any(r["decide_now"] for r in found["pending"])
+    )
+    [row] = listing["pending"]
+    assert row["kernel_busy"] is True
+    # When a person approves it in the sidebar while the cell awaits
+    await asyncio.sleep(HUMAN_PAUSE_S)
+    status, verdict = await post_decision(
+        jp_fetch, kernel.id, row["id"], {"decision": "approve", "fingerprint": row["fingerprint"]}
+    )
+    # Then the decision is delivered and applied, and the awaiting cell runs the call once
+    assert (status, verdict["status"]) == (200, "approved")
+    reply = await kernel.client._async_recv_reply(awaiting, timeout=30)
+    assert reply["content"]["status"] == "ok"
+    assert (jp_root_dir / "w.txt").read_text() == "waited"
+    listing = await rows_until(jp_fetch, lambda found: not found["pending"])
+    assert listing["pending"] == []
+
+
+async def test_a_restarted_kernel_drops_its_rows_at_once(jp_fetch, jp_serverapp, kernels):
+    # Given a kernel with a pending request the sidebar shows
+    kernel = await kernels()
+    await kernel.run(SETUP)
+    await kernel.pending_call("save('data', 'a.txt')")
+    assert len((await get_json(jp_fetch, "pending"))["pending"]) == 1
+    # When the kernel is restarted
+    await jp_serverapp.kernel_manager.restart_kernel(kernel.id)
+    # Then the next list has no row of its old process
+    listing = await get_json(jp_fetch, "pending")
+    assert listing["pending"] == []
+    assert kernel.id not in listing["busy_kernels"]
+
+
+async def test_a_stopped_kernel_drops_its_rows_at_once(jp_fetch, jp_serverapp, kernels):
+    # Given two kernels with a pending request each
+    stopping = await kernels("a.ipynb")
+    staying = await kernels("b.ipynb")
+    for kernel in (stopping, staying):
+        await kernel.run(SETUP)
+        await kernel.pending_call("save('data', 'a.txt')")
+    assert len((await get_json(jp_fetch, "pending"))["pending"]) == 2
+    # When one of them is shut down
+    await jp_fetch("api", "kernels", stopping.id, method="DELETE")
+    # Then the next list has only the other's row
+    listing = await get_json(jp_fetch, "pending")
+    assert [row["kernel_id"] for row in listing["pending"]] == [staying.id]
+
+
+def count_questions(link, monkeypatch) -> list[str]:
+    """Record the type of every message the server's link sends its kernel from now on."""
+    sent: list[str] = []
+    original = link._ask
+
+    async def counting(msg_type, *args, **kwargs):
+        sent.append(msg_type)
+        return await original(msg_type, *args, **kwargs)
+
+    monkeypatch.setattr(link, "_ask", counting)
+    return sent
+
+
+async def test_the_list_answers_from_memory_after_the_first_contact(
+    jp_fetch, jp_serverapp, kernels, monkeypatch
+):
+    # Given a kernel the server has listed once
+    kernel = await kernels()
+    await kernel.run(SETUP)
+    await kernel.pending_call("save('x', 'x.txt')")
+    await get_json(jp_fetch, "pending")
+    links = jp_serverapp.web_app.settings["jupyter_approvals.links"]
+    sent = count_questions(links._links[kernel.id], monkeypatch)
+    # When the sidebar polls again, and a second request appears meanwhile
+    await get_json(jp_fetch, "pending")
+    await kernel.pending_call("save('y', 'y.txt')")
+    listing = await rows_until(jp_fetch, lambda found: len(found["pending"]) == 2)
+    # Then both rows are listed and the kernel was not asked anything
+    assert [row["summary"] for row in listing["pending"]] == ["Overwrite x.txt", "Overwrite y.txt"]
+    assert sent == []
+
+
+async def test_a_busy_kernel_never_heard_from_is_named_unanswered_not_asked(
+    jp_fetch, jp_serverapp, kernels, monkeypatch
+):
+    # Given a kernel busy in a long cell, whose link knows nothing of it (as after a restart)
+    kernel = await kernels()
+    running = kernel.client.execute("import time; time.sleep(3)")
+    await asyncio.sleep(0.5)
+    links = jp_serverapp.web_app.settings["jupyter_approvals.links"]
+    links.kernel_restarted(kernel.id)
+    sent = count_questions(links._links[kernel.id], monkeypatch)
+    # When the sidebar lists
+    listing = await get_json(jp_fetch, "pending")
+    # Then the kernel is named as unanswered, and nothing was sent to wait in its queue
+    assert listing["unanswered_kernels"] == [kernel.id]
+    assert sent == []
+    await kernel.client._async_recv_reply(running, timeout=30)
+    # And once idle it is asked and known again
+    listing = await rows_until(jp_fetch, lambda found: not found["unanswered_kernels"])
+    assert listing["kernels_without_approvals"] == [kernel.id]
