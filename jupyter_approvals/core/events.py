@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 log = logging.getLogger("jupyter_approvals")
@@ -41,23 +40,46 @@ class EventedState(Generic[T]):
     def _queue(self, event: str, subject: T, fields: dict[str, Any]) -> None:
         self._outbox.append((event, subject, fields))
 
-    @contextmanager
-    def _transaction(self) -> Iterator[None]:
+    def _transaction(self) -> _Transaction[T]:
+        """A context manager: hold the lock (sweeping first), announce the changes after."""
+        return _Transaction(self)
+
+
+class _Transaction(Generic[T]):
+    """One use of :meth:`EventedState._transaction`.
+
+    A class rather than ``@contextmanager``: every call of the store passes through here, and
+    a generator-based manager costs several times as much per use.
+    """
+
+    __slots__ = ("_state",)
+
+    def __init__(self, state: EventedState[T]) -> None:
+        self._state = state
+
+    def __enter__(self) -> None:
+        state = self._state
+        state._lock.acquire()
+        state._depth += 1
+        try:
+            state._before_change()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+
+    def __exit__(self, *_exc: object) -> None:
+        state = self._state
         outbox: list[tuple[str, T, dict[str, Any]]] = []
         try:
-            with self._lock:
-                self._depth += 1
-                try:
-                    self._before_change()
-                    yield
-                finally:
-                    self._depth -= 1
-                    if self._depth == 0:
-                        outbox, self._outbox = self._outbox, []
+            state._depth -= 1
+            if state._depth == 0:
+                outbox, state._outbox = state._outbox, []
         finally:
-            for event, subject, fields in outbox:
-                for listener in list(self._listeners):
-                    try:
-                        listener(event, subject, fields)
-                    except Exception:
-                        log.exception("approval listener failed on %s", event)
+            state._lock.release()
+        # Delivered once the lock is released, also when the change ends in an error.
+        for event, subject, fields in outbox:
+            for listener in list(state._listeners):
+                try:
+                    listener(event, subject, fields)
+                except Exception:
+                    log.exception("approval listener failed on %s", event)

@@ -141,6 +141,9 @@ class Journal:
         self._last_error: str | None = None
         self._failures = 0
         self._last_append_ok: bool | None = None
+        # Whether the parent directory was made (and tightened) by an earlier append: it is
+        # checked once, not before every line, and again after a failure.
+        self._dir_ready = False
 
     @classmethod
     def for_project(
@@ -194,6 +197,7 @@ class Journal:
                 line = _build_line(event, fields, _format_time(self._clock()))
                 self._write(line)
             except Exception as exc:
+                self._dir_ready = False
                 self._failures += 1
                 self._last_error = _describe(exc, self.path)
                 self._last_append_ok = False
@@ -224,26 +228,30 @@ class Journal:
         )
 
     def _write(self, line: bytes) -> None:
-        parent = self.path.parent
-        created_dirs = make_private_dirs(parent)
-        if self._private_dir and _POSIX:
-            dir_st = os.lstat(parent)
-            # Only a real directory is tightened; chmod through a symlink would change
-            # whatever it points at.
-            if stat.S_ISDIR(dir_st.st_mode) and dir_st.st_mode & 0o077:
-                os.chmod(parent, stat.S_IMODE(dir_st.st_mode) & 0o700)
-        fd = os.open(self.path, _APPEND_FLAGS, 0o600)
+        created_dirs = False
+        if not self._dir_ready:
+            created_dirs = self._prepare_dir()
         try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise OSError(errno.EINVAL, "not a regular file", str(self.path))
-            if _POSIX and st.st_mode & 0o077:
-                os.fchmod(fd, 0o600)
+            fd = os.open(self.path, _APPEND_FLAGS, 0o600)
+        except FileNotFoundError:
+            if not self._dir_ready:
+                raise
+            # The directory went away after an earlier line: make it again, once.
+            created_dirs = self._prepare_dir()
+            fd = os.open(self.path, _APPEND_FLAGS, 0o600)
+        try:
             locked = _try_lock(fd)
             try:
+                # One fstat, under the lock: its size is the one the torn-tail check needs.
+                st = os.fstat(fd)
+                if not stat.S_ISREG(st.st_mode):
+                    raise OSError(errno.EINVAL, "not a regular file", str(self.path))
+                if _POSIX and st.st_mode & 0o077:
+                    os.fchmod(fd, 0o600)
                 # A crash or short write can leave a final line without its newline; start
                 # on a fresh line so this entry is not glued to (and lost with) the torn one.
-                data = b"\n" + line if locked and _tail_is_torn(fd) else line
+                torn = locked and _tail_is_torn(fd, st.st_size)
+                data = b"\n" + line if torn else line
                 written = os.write(fd, data)
             finally:
                 if locked:
@@ -255,5 +263,20 @@ class Journal:
             os.fsync(fd)
         finally:
             os.close(fd)
+        self._dir_ready = True
         if created_dirs or st.st_size == 0:
-            fsync_directory(parent)
+            fsync_directory(self.path.parent)
+
+    def _prepare_dir(self) -> bool:
+        """Make the parent directory (0700) and, for a private journal, tighten it; True if
+        a directory was created."""
+        self._dir_ready = False
+        parent = self.path.parent
+        created = make_private_dirs(parent)
+        if self._private_dir and _POSIX:
+            dir_st = os.lstat(parent)
+            # Only a real directory is tightened; chmod through a symlink would change
+            # whatever it points at.
+            if stat.S_ISDIR(dir_st.st_mode) and dir_st.st_mode & 0o077:
+                os.chmod(parent, stat.S_IMODE(dir_st.st_mode) & 0o700)
+        return created

@@ -108,13 +108,13 @@ def _unlock(fd: int) -> None:
             fcntl.flock(fd, fcntl.LOCK_UN)
 
 
-def _tail_is_torn(fd: int) -> bool:
-    """Whether the file ends inside a line (a crash or short write cut the last one).
+def _tail_is_torn(fd: int, size: int) -> bool:
+    """Whether the file of ``size`` bytes ends inside a line (a crash or short write cut the
+    last one).
 
-    Only meaningful under the lock: otherwise another writer's line still being copied in
-    looks torn too.
+    Only meaningful under the lock, with the size read under it: otherwise another writer's
+    line still being copied in looks torn too.
     """
     if sys.platform == "win32":
         return False
-    size = os.fstat(fd).st_size
     return size > 0 and os.pread(fd, 1, size - 1) != b"\n"

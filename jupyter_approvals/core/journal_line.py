@@ -58,6 +58,7 @@ _MAX_REPR_CHARS: Final = 200
 # Integers wider than this are written as a marker: they bloat lines and no JSON reader
 # keeps their precision anyway.
 _MAX_INT_BITS: Final = 256
+_SMALL_INT: Final = 1 << 62
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,8 @@ class _Sanitizer:
         return self.text(f"<unserializable {kind}: {shown}>")
 
     def key(self, value: object) -> str:
+        if type(value) is str and len(value) <= _MAX_KEY_CHARS and value.isascii():
+            return value  # the common case: a field name
         if isinstance(value, str):
             return self.text(value, _MAX_KEY_CHARS)
         # The same spellings json.dumps uses for non-string keys.
@@ -123,6 +126,13 @@ class _Sanitizer:
         return self.marker(value)
 
     def value(self, value: object, depth: int) -> Any:
+        # Most fields are short ASCII text and small ints: kept as they are, without the
+        # checks below (exact types only: a subclass may do anything in its methods).
+        if type(value) is str:
+            if len(value) <= self.limits.string_chars and value.isascii():
+                return value
+        elif type(value) is int and -_SMALL_INT < value < _SMALL_INT:
+            return value
         try:
             return self._value(value, depth)
         except Exception:
@@ -184,11 +194,14 @@ class _Sanitizer:
         return result
 
 
+# One encoder for every line: json.dumps with options builds a new one per call.
+_ENCODER: Final = json.JSONEncoder(
+    sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+)
+
+
 def _encode(record: Mapping[str, Any]) -> bytes:
-    text = json.dumps(
-        record, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
-    )
-    return (text + "\n").encode("utf-8")
+    return (_ENCODER.encode(record) + "\n").encode("utf-8")
 
 
 def _format_time(epoch_seconds: float) -> str:
@@ -196,8 +209,33 @@ def _format_time(epoch_seconds: float) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def _plain(name: object, value: object) -> bool:
+    """Whether a field needs none of the sanitizer's work: an ASCII name of the caller's,
+    and None, a bool, or a short ASCII str or small int of exactly those types."""
+    if type(name) is not str or len(name) > _MAX_KEY_CHARS or not name.isascii():
+        return False
+    if name in _RESERVED:
+        return False
+    if value is None or value is True or value is False:
+        return True
+    if type(value) is str:
+        return len(value) <= MAX_STRING_CHARS and value.isascii()
+    return type(value) is int and -_SMALL_INT < value < _SMALL_INT
+
+
 def _build_line(event: str, fields: Mapping[str, Any], when: str) -> bytes:
     """The encoded line for one entry, guaranteed to fit in :data:`MAX_LINE_BYTES`."""
+    if (
+        len(fields) <= MAX_ITEMS
+        and type(event) is str
+        and event.isascii()
+        and len(event) <= MAX_STRING_CHARS
+        and all(_plain(name, value) for name, value in fields.items())
+    ):
+        # The common entry: every value kept as it is, as the sanitizer would keep it.
+        line = _encode({**fields, "v": SCHEMA_VERSION, "time": when, "event": event})
+        if len(line) <= MAX_LINE_BYTES:
+            return line
     for limits in _TIERS:
         sanitizer = _Sanitizer(limits)
         record: dict[str, Any] = {}

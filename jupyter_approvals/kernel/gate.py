@@ -8,11 +8,10 @@ pending one reused), its card is displayed and the call raises :class:`ApprovalP
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import inspect
 import itertools
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Generic, ParamSpec, TypeVar, cast
 
 from ..core import errors
@@ -20,6 +19,7 @@ from ..core.fingerprint import fingerprint
 from ..core.lease import run_approved, run_approved_async
 from ..core.model import Lease, RequestInfo
 from . import handoff
+from .calls import Binder, Call, OutcomeRecorded
 from .preview import default_preview, summary_arguments
 from .session import KernelSession
 from .waiting import check_can_wait, pending_error
@@ -53,6 +53,7 @@ class ProtectedFunction(Generic[P, R]):
         self._target = target
         self._prepare_arguments = prepare
         self._signature = inspect.signature(fn)
+        self._binder = Binder(self._signature)
         self._is_async = inspect.iscoroutinefunction(fn)
         #: What the card names as the function that will run.
         self.function = f"{fn.__module__}.{fn.__qualname__}"
@@ -88,7 +89,7 @@ class ProtectedFunction(Generic[P, R]):
         try:
             lease, call = self._claim(session, args, kwargs)
             coroutine_fn = cast(Callable[..., Awaitable[Any]], self.fn)
-            with _outcome_recorded(session, lease):
+            with OutcomeRecorded(session.store, lease):
                 return await run_approved_async(
                     lease, coroutine_fn, *call.bound.args, **call.bound.kwargs
                 )
@@ -97,7 +98,7 @@ class ProtectedFunction(Generic[P, R]):
 
     def _claim(
         self, session: KernelSession, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> tuple[Lease, _Call]:
+    ) -> tuple[Lease, Call]:
         call = self._prepare(session, args, kwargs)
         outcome = session.store.claim(self.action, call.fingerprint, call.slot, self._owner)
         if isinstance(outcome, Lease):
@@ -151,11 +152,10 @@ class ProtectedFunction(Generic[P, R]):
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
         check_journal: bool = True,
-    ) -> _Call:
+    ) -> Call:
         if check_journal:
             session.check_journal_location()
-        bound = self._signature.bind(*args, **kwargs)
-        bound.apply_defaults()
+        bound = self._binder.bind(args, kwargs)
         if self._prepare_arguments is not None:
             # Checked and normalized once; the fingerprint, the preview and the run all use
             # exactly what it returns.
@@ -173,10 +173,10 @@ class ProtectedFunction(Generic[P, R]):
                 else self._target(**arguments)
             )
             slot = f"{self.action}\x00{fingerprint(key)}"
-        return _Call(bound=bound, arguments=arguments, fingerprint=fingerprint(subject), slot=slot)
+        return Call(bound=bound, arguments=arguments, fingerprint=fingerprint(subject), slot=slot)
 
-    def _run(self, session: KernelSession, lease: Lease, call: _Call) -> R:
-        with _outcome_recorded(session, lease):
+    def _run(self, session: KernelSession, lease: Lease, call: Call) -> R:
+        with OutcomeRecorded(session.store, lease):
             result = run_approved(lease, self.fn, *call.bound.args, **call.bound.kwargs)
             if inspect.isawaitable(result) or inspect.isgenerator(result):
                 # Its work would happen later, outside the approved run: refuse it.
@@ -190,7 +190,7 @@ class ProtectedFunction(Generic[P, R]):
             return result
 
     def _pending(
-        self, session: KernelSession, call: _Call, existing: RequestInfo | None
+        self, session: KernelSession, call: Call, existing: RequestInfo | None
     ) -> errors.ApprovalPending:
         info = existing
         if info is None:
@@ -225,29 +225,6 @@ class ProtectedFunction(Generic[P, R]):
         if self._preview is None:
             return default_preview(arguments)
         return str(self._preview(**arguments))
-
-
-@contextlib.contextmanager
-def _outcome_recorded(session: KernelSession, lease: Lease) -> Iterator[None]:
-    """Record the run of ``lease`` as executed, or as failed with the error it raised."""
-    try:
-        yield
-    except BaseException as exc:
-        session.store.finish(lease, exc)
-        raise
-    session.store.finish(lease)
-
-
-class _Call:
-    __slots__ = ("arguments", "bound", "fingerprint", "slot")
-
-    def __init__(
-        self, bound: inspect.BoundArguments, arguments: dict[str, Any], fingerprint: str, slot: str
-    ) -> None:
-        self.bound = bound
-        self.arguments = arguments
-        self.fingerprint = fingerprint
-        self.slot = slot
 
 
 def protected(

@@ -391,6 +391,37 @@ def test_a_failing_clock_is_a_recorded_failure(tmp_path: Path) -> None:
     assert "clock gone" in (journal.last_error or "")
 
 
+def test_a_decisions_dir_removed_after_a_line_is_made_again(project: Path, state: Path) -> None:
+    # Given a journal that wrote a line, whose directory is then removed
+    journal = Journal.for_project(project, state)
+    assert journal.append("requested", request_id="r1")
+    journal.path.unlink()
+    journal.path.parent.rmdir()
+
+    # When the next entry is appended
+    assert journal.append("approved", request_id="r1")
+
+    # Then the directory is back, private, and holds the entry
+    assert mode_of(journal.path.parent) == 0o700
+    assert [json.loads(line)["event"] for line in lines_of(journal.path)] == ["approved"]
+
+
+def test_a_str_subclass_is_written_as_its_stored_text(tmp_path: Path) -> None:
+    # Given a field value of a str subclass whose __str__ lies
+    class Loud(str):
+        def __str__(self) -> str:
+            return "something else"
+
+    journal = Journal(tmp_path / "j.jsonl", clock=fixed_clock)
+
+    # When it is journaled (past the fast path of plain str values)
+    assert journal.append("requested", summary=Loud("Write a.csv"))
+
+    # Then the line holds the stored text, not what __str__ says
+    [entry] = [json.loads(line) for line in lines_of(tmp_path / "j.jsonl")]
+    assert entry["summary"] == "Write a.csv"
+
+
 def test_a_torn_last_line_does_not_swallow_the_next_entry(tmp_path: Path) -> None:
     # Given a journal whose last write was torn (no newline)
     path = tmp_path / "j.jsonl"

@@ -137,6 +137,12 @@ def _enc_dict(value: dict[Any, Any], sink: Sink, depth: int) -> None:
         entries: list[tuple[bytes, Any, Any]] = []
         dispatch, inner = sink.dispatch, depth + 1  # bound once: the loops run per entry
         for key, item in list(value.items()):
+            if type(key) is str:
+                # The bytes _enc_str writes (into a collecting sink, big or not), without
+                # the sink and the dispatch: most keys are names of arguments and columns.
+                data = text_bytes(key)
+                entries.append((b"S" + U64(len(data)) + data, key, item))
+                continue
             key_sink = sink.child()
             try:
                 dispatch(key, key_sink, inner)
