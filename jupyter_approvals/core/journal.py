@@ -15,6 +15,10 @@ Writing
     copied in needs a brief advisory ``flock`` on POSIX; it is waited for at most half a
     second, and without it the entry is still appended, just without the repair.
 
+    A write that a full disk or a file size limit cuts short (ENOSPC, RLIMIT_FSIZE) is taken
+    back with ``ftruncate`` under the same lock, so the append fails without leaving a torn
+    line behind.
+
     Lines are bounded: strings are clipped to :data:`MAX_STRING_CHARS`, containers to
     :data:`MAX_ITEMS` items and :data:`MAX_DEPTH` levels, and a line that still exceeds
     :data:`MAX_LINE_BYTES` is rebuilt with tighter limits, and at last with only the
@@ -253,6 +257,11 @@ class Journal:
                 torn = locked and _tail_is_torn(fd, st.st_size)
                 data = b"\n" + line if torn else line
                 written = os.write(fd, data)
+                if written != len(data) and locked:
+                    # A full disk or a file size limit (ENOSPC, RLIMIT_FSIZE) cut the line:
+                    # take the part back, so no torn line stays for readers. Safe only
+                    # under the lock, which every other writer waits for.
+                    os.ftruncate(fd, st.st_size)
             finally:
                 if locked:
                     _unlock(fd)
