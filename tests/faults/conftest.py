@@ -54,6 +54,7 @@ class Server:
             "IPYTHONDIR": str(base / "ipython"),
             "JUPYTER_APPROVALS_STATE_DIR": str(state),
         }
+        base.mkdir(parents=True, exist_ok=True)
         self.log = (base / f"server-{self.port}.log").open("wb")
         self.process = subprocess.Popen(
             [
