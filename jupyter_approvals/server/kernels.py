@@ -10,6 +10,7 @@ kernels drop their rows at once.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -31,9 +32,11 @@ KERNEL_ACTIONS_EVENT = "https://events.jupyter.org/jupyter_server/kernel_actions
 RETRY_AFTER_S = 2
 
 
+@functools.lru_cache(maxsize=256)
 def _outside(path: object, state_dir: Path | None) -> str | None:
     """``path`` when it is a journal path that is not below ``state_dir`` (resolved), else
-    None."""
+    None. Cached: a kernel's journal path is fixed when its approvals start, and resolving it
+    on every poll of every kernel would cost more than the rest of the list."""
     if state_dir is None or not isinstance(path, str) or not path:
         return None
     return None if Path(path).resolve().is_relative_to(state_dir) else path
