@@ -213,28 +213,25 @@ sys.setprofile(_profiler)
 
 
 def test_a_signal_handler_after_a_refused_message_cannot_decide(target: Target) -> None:
-    # Given a pending request and a repeating timer signal whose handler keeps deciding with
+    # Given a pending request and a timer signal, due in a second, whose handler decides with
     # whatever message the kernel handled last
     fe = target.fe
     card = target.ask_and_read()
     run(
         fe,
         DECIDER
-        + """
+        + f"""
 import signal
-signal.signal(signal.SIGALRM, lambda signum, frame: decide_from_here())
-signal.setitimer(signal.ITIMER_REAL, 0.05, 0.05)
+signal.signal(signal.SIGALRM, lambda signum, frame: decide_from_here(
+    {target.request_id!r}, {target.fingerprint!r}, "approve"))
+signal.setitimer(signal.ITIMER_REAL, 1.0)
 """,
     )
-    # When a refused card message was the kernel's last message and the kernel sits idle
+    # When a refused card message is the kernel's last message and the kernel sits idle
     tampered_decision(fe, card, summary="Write scratch.txt")
     target.card_notice()
-    time.sleep(0.5)
-    run(fe, "import signal; signal.setitimer(signal.ITIMER_REAL, 0)")
-    # Then every attempt was refused
-    log = attack_log(fe)
-    assert log
-    assert "decided" not in log
+    # Then the handler's attempt is refused
+    assert wait_for_log(fe) == ["ApprovalNotFromFrontend"]
     assert target.still_waits()
 
 
