@@ -37,6 +37,7 @@ from .agent_pause import reject_in_kernels
 from .api import API_PREFIX
 from .gate_checks import loosened_origin_checks
 from .handlers import (
+    PENDING_ROWS_SETTING,
     DecisionHandler,
     DoctorHandler,
     HeldDecisionHandler,
@@ -45,6 +46,7 @@ from .handlers import (
 )
 from .kernel_screen import POLICIES
 from .kernels import KERNEL_ACTIONS_EVENT, LINKS_SETTING, KernelLinks
+from .pending_rows import PendingRows
 
 API = API_PREFIX
 #: Every route of this extension: URL pattern (below the base URL) and handler.
@@ -136,6 +138,7 @@ class ApprovalsServer(ExtensionApp):
             ),
         )
         self.settings[LINKS_SETTING] = links
+        self.settings[PENDING_ROWS_SETTING] = PendingRows()
         if serverapp.event_logger is not None:
             serverapp.event_logger.add_listener(
                 schema_id=KERNEL_ACTIONS_EVENT, listener=links.on_kernel_action

@@ -39,8 +39,11 @@ from .kernels import (
     KernelUnavailable,
     NoApprovals,
 )
+from .pending_rows import PendingRows
 
 AUTH_RESOURCE = "approvals"
+#: Where the web app's settings keep the rendered rows of the pending list.
+PENDING_ROWS_SETTING = "jupyter_approvals.pending_rows"
 #: Path of the API below the server's base URL, as items' ``decide_url`` name it.
 MAX_BODY_BYTES = 16 * 1024
 MAX_JOURNAL_PAGE = 200
@@ -172,17 +175,19 @@ class PendingHandler(ApprovalsHandler):
             return notebooks[kernel_id]
 
         root = Path(self.settings["server_root_dir"]).expanduser().resolve()
-        listing = await self.links.list_all()
-        for item in listing["pending"]:
+
+        def decorate(item: dict[str, Any]) -> None:
             path = item.get("notebook_path") or notebook_of(str(item.get("kernel_id")))
             item["notebook_path"] = _relative(path, root)
             item["decide_url"] = f"{API_PREFIX}/pending/{item['kernel_id']}/{item['id']}"
             item.setdefault("held_at", "kernel")
-        listing["pending"] = sorted(
-            self.gate.hold.listing(shown=True) + listing["pending"],
-            key=lambda item: str(item.get("created_at", "")),
-        )
-        self.reply(listing)
+
+        rows, listing = await self.links.snapshot()
+        keyed = [((*row.key, notebook_of(str(row.key[0]))), row) for row in rows]
+        held = self.gate.hold.listing(shown=True)
+        rendered: PendingRows = self.settings[PENDING_ROWS_SETTING]
+        self.set_header("Content-Type", "application/json")
+        self.finish(rendered.body(held, keyed, listing, decorate))
 
 
 class DecisionHandler(ApprovalsHandler):

@@ -53,6 +53,8 @@ class KernelLink:
         self._process: str | None = None
         self._heard_iopub = False
         self._listings = 0
+        #: Changes whenever :attr:`listing` does (a cache of rendered rows keys on it).
+        self.version = 0
         # Ids of the messages (not ours) the kernel said it is busy with and not yet idle;
         # None until a status was seen.
         self._busy_with: set[str] | None = None
@@ -79,6 +81,7 @@ class KernelLink:
         """Drop everything known of the kernel's process (it restarted or died)."""
         self.approvals = None
         self.listing = None
+        self.version += 1
         self.told_path = None
         self._process = None
         self._comm_id = None  # that process's comms are gone with it; nothing to close
@@ -89,6 +92,7 @@ class KernelLink:
         self.listing = {k: v for k, v in data.items() if k != "op"}
         self.approvals = True
         self._listings += 1
+        self.version += 1
         if isinstance(process, str):
             self._process = process
 

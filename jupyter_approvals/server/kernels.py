@@ -15,7 +15,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from jupyter_client.session import Session
 
@@ -233,7 +233,15 @@ class KernelLinks:
     # -- what is pending -------------------------------------------------------------------
 
     async def list_all(self) -> dict[str, Any]:
-        """Every kernel's pending requests, from memory; see docs/protocol.md 6.1.
+        """Every kernel's pending requests, from memory, oldest first; see docs/protocol.md
+        6.1 (the body of ``GET pending`` without the requests the server holds)."""
+        rows, listing = await self.snapshot()
+        pending = [row.item for row in rows]
+        pending.sort(key=lambda item: str(item.get("created_at", "")))
+        return {"pending": pending, **listing}
+
+    async def snapshot(self) -> tuple[list[Row], dict[str, Any]]:
+        """Every kernel's pending requests as rows, and the rest of the listing.
 
         Only kernels never heard from are asked (idle ones; a busy one is named in
         ``unanswered_kernels``). A kernel whose journal is not below the server's state
@@ -241,7 +249,7 @@ class KernelLinks:
         reads the server's, would not show what it records.
         """
         await self.refresh()
-        pending: list[dict[str, Any]] = []
+        rows: list[Row] = []
         unanswered: list[str] = []
         busy: list[str] = []
         without: list[str] = []
@@ -260,18 +268,16 @@ class KernelLinks:
             decide_now = not kernel_busy or link.awaited()
             for request in link.listing.get("requests") or []:
                 if isinstance(request, dict):
-                    pending.append(
-                        {
-                            **request,
-                            "kernel_id": kernel_id,
-                            "kernel_busy": kernel_busy,
-                            "decide_now": decide_now,
-                        }
-                    )
+                    item = {
+                        **request,
+                        "kernel_id": kernel_id,
+                        "kernel_busy": kernel_busy,
+                        "decide_now": decide_now,
+                    }
+                    key = (kernel_id, request.get("id"), link.version, kernel_busy, decide_now)
+                    rows.append(Row(key, item))
             journal_errors.extend(self._journal_errors(kernel_id, link.listing))
-        pending.sort(key=lambda item: str(item.get("created_at", "")))
-        return {
-            "pending": pending,
+        return rows, {
             "unanswered_kernels": unanswered,
             "busy_kernels": busy,
             "kernels_without_approvals": without,
@@ -297,6 +303,14 @@ class KernelLinks:
                 }
             )
         return found
+
+
+class Row(NamedTuple):
+    """One kernel request of the pending list, with what identifies its content: the kernel,
+    the request, the version of the kernel's listing it came from and the kernel's state."""
+
+    key: tuple[object, ...]
+    item: dict[str, Any]
 
 
 # States in which a kernel has no process that could hold requests.
