@@ -49,8 +49,13 @@ def _kernel_id() -> str | None:
 
 
 def _notebook_path(environ: Mapping[str, str]) -> str | None:
-    # jupyter_server starts each session's kernel with the notebook's path in this variable.
-    return environ.get("JPY_SESSION_NAME") or None
+    # jupyter_server starts each session's kernel with the notebook's path in this variable;
+    # a session created without a name gets the directory it runs in, ending with a
+    # separator. That names no notebook: the kernel's working directory is that directory.
+    path = environ.get("JPY_SESSION_NAME") or None
+    if path is None or path.endswith(("/", os.sep)) or os.path.isdir(path):
+        return None
+    return path
 
 
 def _project_dir(notebook_path: str | None, cwd: Path) -> Path:

@@ -204,6 +204,32 @@ def test_a_notebook_in_the_home_directory_asks_with_the_default_state_dir(
         session.close()
 
 
+def test_a_session_without_a_name_files_its_journal_under_the_directory_it_runs_in(
+    tmp_path: Path, monkeypatch
+):
+    # Given a kernel of a session created without a name: jupyter_server passes the
+    # directory (with a trailing separator) as JPY_SESSION_NAME, and starts the kernel in it
+    monkeypatch.setenv("JUPYTER_APPROVALS_STATE_DIR", str(tmp_path / "state"))
+    project = tmp_path / "work" / "project"
+    (project / ".git").mkdir(parents=True)
+    environ = {"JPY_SESSION_NAME": f"{project}/"}
+    session = KernelSession.install(KernelSession(None, environ=environ, cwd=project))
+    try:
+        # Then the project is that directory, not its parent, and no notebook is claimed
+        assert session.project_root == project
+        assert session.shown_notebook_path is None
+
+        @ja.protected("file.write")
+        def save(text: str) -> None:
+            raise AssertionError("must not run unapproved")
+
+        # And a protected call asks, rather than being refused
+        with pytest.raises(ja.ApprovalPending):
+            save("x")
+    finally:
+        session.close()
+
+
 def test_a_call_past_the_pending_limit_is_refused_and_journaled(tmp_path: Path, monkeypatch):
     # Given a session that holds at most two pending requests, both in use
     from jupyter_approvals.core.policy import Limits
