@@ -36,6 +36,7 @@ JOURNAL_EVENTS: Final = frozenset(
         "dismissed",
         "executed",
         "failed",
+        "lost",
         "agent_paused",
         "agent_resumed",
     }

@@ -9,6 +9,7 @@ the store only through :mod:`.decisions`, after the frontend check.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import threading
@@ -132,6 +133,8 @@ class KernelSession:
             threading.Thread(
                 target=self._sweep_forever, name="approvals-sweeper", daemon=True
             ).start()
+            # What is pending or approved when the kernel's process ends is lost with it.
+            atexit.register(self._journal_lost)
 
     # -- the process-wide session --------------------------------------------------------
 
@@ -160,6 +163,7 @@ class KernelSession:
 
     def close(self) -> None:
         """Stop the sweeper and the comm endpoint of this session."""
+        atexit.unregister(self._journal_lost)
         self._stop.set()
         if self.endpoint is not None:
             self.endpoint.close()
@@ -242,6 +246,10 @@ class KernelSession:
             self._waiters.wake(info.id)
         self._broadcast_changed()
         self._cards.trim(live.id for live in self.store.live())
+
+    def _journal_lost(self) -> None:
+        for info in self.store.live():
+            self._journal.event("lost", info)
 
     def _broadcast_changed(self) -> None:
         if self.endpoint is not None:

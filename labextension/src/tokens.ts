@@ -136,6 +136,7 @@ export const JOURNAL_EVENTS: readonly string[] = [
   'expired',
   'executed',
   'failed',
+  'lost',
   'agent_paused',
   'agent_resumed'
 ];

@@ -122,18 +122,19 @@ def test_after_a_restart_nothing_pending_runs_and_old_decisions_are_refused(
         second.stop()
     assert not (project / "precious.txt").exists()
     assert not (project / "other.txt").exists()
-    # And the journal shows, in whole lines, what was asked and decided before, the replay the
-    # new kernel refused, and the new request; nothing ran
+    # And the journal shows, in whole lines, what was asked and decided before, that it was
+    # lost with the kernel the server shut down, the replay the new kernel refused, and the
+    # new request; nothing ran
     [path] = journal_files(state_dir)
     lines = whole_lines(path)
     by_request: dict[str, list[str]] = {}
     for line in lines:
         if line.get("request_id"):
             by_request.setdefault(line["request_id"], []).append(line["event"])
-    assert by_request[waiting["id"]] == ["requested", "refused"]
+    assert by_request[waiting["id"]] == ["requested", "lost", "refused"]
     [replayed] = [e for e in lines if e["event"] == "refused"]
     assert replayed["code"] == "APPROVAL_UNKNOWN_REQUEST"
     assert replayed["kernel_id"] == new_kernel
-    assert by_request[approved["id"]] == ["requested", "approved"]
+    assert by_request[approved["id"]] == ["requested", "approved", "lost"]
     assert [e for e in lines if e["event"] == "executed"] == []
     assert len([e for e in lines if e["event"] == "requested"]) == 3
