@@ -38,6 +38,7 @@ from .kernels import (
     KernelLinks,
     KernelUnavailable,
     NoApprovals,
+    NotListed,
 )
 from .pending_rows import PendingRows
 
@@ -223,6 +224,15 @@ class DecisionHandler(ApprovalsHandler):
             )
         except KeyError:
             self.refuse(errors.ApprovalUnknownKernel(f"No running kernel {kernel_id!r}."), **ids)
+            return
+        except NotListed:
+            self.refuse(
+                errors.ApprovalUnknownRequest(
+                    f"The kernel lists no pending request {request_id!r} (it may have ended); "
+                    "nothing was decided."
+                ),
+                **ids,
+            )
             return
         except KernelBusy:
             # Nothing was sent: the request stays pending, its row stays in the list.

@@ -30,6 +30,10 @@ class KernelBusy(Exception):
     """The kernel is running a cell that does not await a decision: it cannot take one now."""
 
 
+class NotListed(Exception):
+    """The kernel, which cannot be asked now, does not list that request as pending."""
+
+
 class KernelLink:
     """A connection to one kernel, and what the kernel last said was pending."""
 
@@ -76,6 +80,11 @@ class KernelLink:
         its status messages tell; None when the link has seen none yet. The link's own
         questions, which make the kernel busy for a moment, do not count."""
         return None if self._busy_with is None else bool(self._busy_with)
+
+    def lists(self, request_id: str) -> bool:
+        """Whether the kernel's last listing has ``request_id`` among its pending requests."""
+        requests = (self.listing or {}).get("requests") or []
+        return any(isinstance(r, dict) and r.get("id") == request_id for r in requests)
 
     def forget_kernel_state(self) -> None:
         """Drop everything known of the kernel's process (it restarted or died)."""

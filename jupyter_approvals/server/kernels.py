@@ -20,9 +20,16 @@ from typing import Any, NamedTuple
 from jupyter_client.session import Session
 
 from ..core.model import iso_utc
-from .kernel_link import KernelBusy, KernelLink, KernelUnavailable, NoApprovals
+from .kernel_link import KernelBusy, KernelLink, KernelUnavailable, NoApprovals, NotListed
 
-__all__ = ["LINKS_SETTING", "KernelBusy", "KernelLinks", "KernelUnavailable", "NoApprovals"]
+__all__ = [
+    "LINKS_SETTING",
+    "KernelBusy",
+    "KernelLinks",
+    "KernelUnavailable",
+    "NoApprovals",
+    "NotListed",
+]
 
 #: Where the web app's settings keep the server's :class:`KernelLinks`.
 LINKS_SETTING = "jupyter_approvals.links"
@@ -159,7 +166,8 @@ class KernelLinks:
         """Send a person's decision to a kernel's endpoint; return its ``decided`` reply.
 
         Raises :class:`KernelBusy` without sending anything when the kernel runs a cell that
-        does not await a decision: the message would wait in its queue, unseen.
+        does not await a decision: the message would wait in its queue, unseen; and
+        :class:`NotListed` when such a kernel does not list the request as pending at all.
         """
         if kernel_id not in self.running():
             raise KeyError(kernel_id)
@@ -167,6 +175,9 @@ class KernelLinks:
         if link.approvals is False:
             raise NoApprovals(kernel_id)
         if self.busy(kernel_id) and not link.awaited():
+            # A busy kernel still publishes every change, so its listing is current.
+            if link.listing is not None and not link.lists(request_id):
+                raise NotListed(request_id)
             raise KernelBusy(kernel_id)
         message = {
             "op": "decide",

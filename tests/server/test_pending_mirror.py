@@ -149,3 +149,22 @@ async def test_a_busy_kernel_never_heard_from_is_named_unanswered_not_asked(
     # And once idle it is asked and known again
     listing = await rows_until(jp_fetch, lambda found: not found["unanswered_kernels"])
     assert listing["kernels_without_approvals"] == [kernel.id]
+
+
+async def test_a_busy_kernel_is_not_told_to_retry_a_request_it_does_not_have(jp_fetch, kernels):
+    # Given a kernel with approvals loaded, busy in a long cell
+    kernel = await kernels()
+    await kernel.run(SETUP)
+    await kernel.pending_call("save('x', 'x.txt')")
+    running = kernel.client.execute("import time; time.sleep(3)")
+    await rows_until(jp_fetch, lambda found: found["busy_kernels"])
+    # When a decision names a request the kernel does not list
+    status, verdict = await post_decision(
+        jp_fetch,
+        kernel.id,
+        "0123456789abcdef",
+        {"decision": "approve", "fingerprint": "sha256:" + "a" * 64},
+    )
+    # Then it is an unknown request, not a busy kernel to retry
+    assert (status, verdict["code"]) == (404, "APPROVAL_UNKNOWN_REQUEST")
+    await kernel.client._async_recv_reply(running, timeout=30)
