@@ -77,7 +77,7 @@ from jupyter_approvals.core.journal_line import (
     _build_line,
     _format_time,
 )
-from jupyter_approvals.core.journal_read import JournalPage, read_entries
+from jupyter_approvals.core.journal_read import JournalPage, merge_pages, read_entries
 from jupyter_approvals.core.project import (
     default_state_dir,
     ensure_outside_project,
@@ -98,6 +98,7 @@ __all__ = [
     "default_state_dir",
     "ensure_outside_project",
     "journal_path",
+    "merge_pages",
     "project_key",
     "project_root_for",
     "read_entries",

@@ -10,13 +10,13 @@ import errno
 import json
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Final
 
 from jupyter_approvals.core.journal_fs import _READ_FLAGS
 
-__all__ = ["JournalPage", "read_entries"]
+__all__ = ["JournalPage", "merge_pages", "read_entries"]
 
 _READ_BLOCK: Final = 64 * 1024
 # Any line longer than this is not ours (ours are <= MAX_LINE_BYTES); it is skipped as
@@ -148,3 +148,24 @@ def read_entries(
         corrupt_lines=corrupt,
         total_matching=matched if count_total else None,
     )
+
+
+def merge_pages(
+    pages: Sequence[JournalPage], *, limit: int, offset: int
+) -> tuple[JournalPage, list[int]]:
+    """One page, newest first, from pages of several journals, and the index of the page each
+    entry came from.
+
+    Each page must have been read from its journal's newest entry with room for at least
+    ``offset + limit`` entries: the newest ``offset + limit`` of all journals are then among
+    them. Entries are ordered by their ``time`` (ISO 8601 in UTC, so text order is time order).
+    """
+    tagged = [(entry, index) for index, page in enumerate(pages) for entry in page.entries]
+    tagged.sort(key=lambda pair: str(pair[0].get("time", "")), reverse=True)
+    window = tagged[offset : offset + limit]
+    merged = JournalPage(
+        entries=[entry for entry, _ in window],
+        has_more=len(tagged) > offset + limit or any(page.has_more for page in pages),
+        corrupt_lines=sum(page.corrupt_lines for page in pages),
+    )
+    return merged, [index for _, index in window]

@@ -41,9 +41,9 @@ from .handlers import (
     DecisionHandler,
     DoctorHandler,
     HeldDecisionHandler,
-    JournalHandler,
     PendingHandler,
 )
+from .journal_handler import JournalHandler
 from .kernel_screen import POLICIES
 from .kernels import KERNEL_ACTIONS_EVENT, LINKS_SETTING, KernelLinks
 from .pending_rows import PendingRows

@@ -23,9 +23,7 @@ from tornado import web
 
 from ..core import errors
 from ..core.decision import check_decision
-from ..core.journal import read_entries
 from ..core.policy import Limits
-from ..core.project import journal_location, project_root_for
 from ..doctor.report import Check
 from . import sessions
 from .agent_identity import GATE_SETTING, is_agent, username_of
@@ -47,7 +45,6 @@ AUTH_RESOURCE = "approvals"
 PENDING_ROWS_SETTING = "jupyter_approvals.pending_rows"
 #: Path of the API below the server's base URL, as items' ``decide_url`` name it.
 MAX_BODY_BYTES = 16 * 1024
-MAX_JOURNAL_PAGE = 200
 
 # HTTP status for each refusal a decision can get (docs/protocol.md 6.2).
 _STATUS = {
@@ -297,61 +294,6 @@ class HeldDecisionHandler(ApprovalsHandler):
             return
         self.reply(
             {"ok": True, "code": None, "message": "", "status": info.status.value, "id": request_id}
-        )
-
-
-class JournalHandler(ApprovalsHandler):
-    """``GET journal``: recent entries of a project's journal, newest first (display only)."""
-
-    @web.authenticated
-    @authorized
-    async def get(self) -> None:
-        """One page of the journal of the project at ``path`` (default: the server root)."""
-        try:
-            limit = int(self.get_argument("limit", "50"))
-            offset = int(self.get_argument("offset", "0"))
-        except ValueError:
-            self.refuse(errors.ApprovalMalformedMessage("limit and offset must be integers."))
-            return
-        if not 1 <= limit <= MAX_JOURNAL_PAGE or offset < 0:
-            self.refuse(
-                errors.ApprovalMalformedMessage(
-                    f"limit must be 1-{MAX_JOURNAL_PAGE} and offset at least 0."
-                )
-            )
-            return
-        root = Path(self.settings["server_root_dir"]).expanduser().resolve()
-        target = (root / self.get_argument("path", "")).resolve()
-        if not target.is_relative_to(root) or not target.exists():
-            self.refuse(
-                errors.ApprovalMalformedMessage(
-                    "path must name a file or directory inside the server root."
-                )
-            )
-            return
-        project = project_root_for(target)
-        location = journal_location(project)
-        if isinstance(location.problem, errors.ApprovalJournalUnusable):
-            self.refuse(location.problem)
-            return
-        path = location.path
-        page = read_entries(
-            path,
-            limit=limit,
-            offset=offset,
-            event=self.get_argument("outcome", None),
-            action=self.get_argument("action", None),
-        )
-        self.reply(
-            {
-                "entries": page.entries,
-                "has_more": page.has_more,
-                "offset": offset,
-                "limit": limit,
-                "journal": str(path),
-                "project_root": str(project),
-                "corrupt_lines": page.corrupt_lines,
-            }
         )
 
 

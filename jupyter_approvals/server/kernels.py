@@ -68,6 +68,7 @@ class KernelLinks:
         #: The notebook a kernel's session names (told to the kernel, for display only).
         self._notebook_of = notebook_of or (lambda _kernel_id: None)
         self._links: dict[str, KernelLink] = {}
+        self._elsewhere: set[str] = set()
         self._telling: set[asyncio.Task[Any]] = set()
 
     # -- which kernels ---------------------------------------------------------------------
@@ -294,6 +295,17 @@ class KernelLinks:
             "kernels_without_approvals": without,
             "journal_errors": journal_errors,
         }
+
+    def journals_elsewhere(self) -> set[str]:
+        """Journal files outside the server's state directory that kernels of this server
+        wrote to (since the server started: one that stopped is remembered)."""
+        for link in self._links.values():
+            journal = (link.listing or {}).get("journal")
+            if isinstance(journal, dict):
+                elsewhere = _outside(journal.get("path"), self._state_dir)
+                if elsewhere is not None:
+                    self._elsewhere.add(elsewhere)
+        return set(self._elsewhere)
 
     def _journal_errors(self, kernel_id: str, listing: dict[str, Any]) -> list[dict[str, str]]:
         journal = listing.get("journal") or {}

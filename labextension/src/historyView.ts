@@ -129,6 +129,9 @@ export class HistoryView extends Widget {
     const about: string[] = [];
     if (reply) {
       about.push(`Project ${reply.project_root}`, `journal ${reply.journal}`);
+      for (const other of reply.other_journals ?? []) {
+        about.push(`also ${other} (kept by a kernel whose state directory was moved)`);
+      }
       if (reply.corrupt_lines) {
         about.push(`${reply.corrupt_lines} unreadable lines skipped`);
       }
@@ -179,7 +182,8 @@ export class HistoryView extends Widget {
     }
     for (const text of [
       entry.reason && `reason: ${entry.reason}`,
-      entry.error && `error: ${entry.error}`
+      entry.error && `error: ${entry.error}`,
+      entry.recorded_in && `recorded in ${entry.recorded_in}`
     ]) {
       if (text) {
         item.append(el('div', 'jpa-Sidebar-meta jpa-Sidebar-note', { text }));

@@ -100,6 +100,8 @@ export interface IJournalEntry {
   cell_id?: string;
   kernel_id?: string;
   username?: string;
+  /** Set when the entry comes from a journal outside the server's state directory. */
+  recorded_in?: string;
   [key: string]: unknown;
 }
 
@@ -119,6 +121,9 @@ export interface IJournalReply {
   offset: number;
   limit: number;
   journal: string;
+  /** Journals of the same project outside the server's state directory, kept by kernels
+   * whose state directory was moved; their entries carry `recorded_in`. */
+  other_journals?: string[];
   project_root: string;
   corrupt_lines: number;
 }

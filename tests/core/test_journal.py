@@ -736,3 +736,25 @@ def test_overlong_lines_are_dropped_as_unusable(tmp_path: Path, block_size: int)
 
     # Then the long line is reported as unusable, the others kept
     assert got == [b"last", None, b"first"]
+
+
+def test_pages_of_several_journals_merge_into_one_page_newest_first():
+    from jupyter_approvals.core.journal import JournalPage, merge_pages
+
+    # Given the newest entries of two journals (each read with room for offset + limit)
+    first = JournalPage(
+        entries=[{"time": "2026-12-01T10:00:05.000Z"}, {"time": "2026-12-01T10:00:01.000Z"}],
+        has_more=False,
+        corrupt_lines=1,
+    )
+    second = JournalPage(
+        entries=[{"time": "2026-12-01T10:00:04.000Z"}, {"time": "2026-12-01T10:00:03.000Z"}],
+        has_more=True,
+    )
+    # When the second page of two entries is asked for
+    page, sources = merge_pages([first, second], limit=2, offset=1)
+    # Then it holds the entries ranked 2 and 3 by time, says where each came from, that more
+    # exist, and the unreadable lines of both
+    assert [e["time"][17:19] for e in page.entries] == ["04", "03"]
+    assert sources == [1, 1]
+    assert (page.has_more, page.corrupt_lines) == (True, 1)

@@ -447,6 +447,13 @@ async def test_a_kernel_whose_journal_was_moved_by_a_cell_is_flagged(
     [flagged] = [e for e in listing["journal_errors"] if e.get("elsewhere")]
     assert flagged["kernel_id"] == kernel.id
     assert flagged["elsewhere"].startswith(str(hidden))
+    # And the History's journal shows what that kernel recorded, naming the file
+    journal = json.loads((await jp_fetch("jupyter-approvals", "api", "journal")).body)
+    [other] = journal["other_journals"]
+    assert other.startswith(str(hidden))
+    requested = [e for e in journal["entries"] if e["event"] == "requested"]
+    assert [e["recorded_in"] for e in requested] == [other]
+    assert requested[0]["summary"] == "Overwrite x.txt"
     # And the doctor fails its kernel_journals check, with the fix
     report = json.loads((await jp_fetch("jupyter-approvals", "api", "doctor")).body)
     [check] = [c for c in report["checks"] if c["name"] == "kernel_journals"]

@@ -1,0 +1,87 @@
+"""``GET journal`` (docs/protocol.md 6.3): recent entries of a project's journal, for display.
+
+The project's journal is the one in the server's state directory. A kernel of this server
+whose cell moved its state directory before approvals started journals elsewhere; what it
+wrote about the same project is shown too, each such entry naming the file it came from.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jupyter_server.auth.decorator import authorized
+from tornado import web
+
+from ..core import errors
+from ..core.journal import merge_pages, read_entries
+from ..core.project import journal_location, project_root_for
+from .handlers import ApprovalsHandler
+
+MAX_JOURNAL_PAGE = 200
+
+
+class JournalHandler(ApprovalsHandler):
+    """``GET journal``: recent entries of a project's journal, newest first (display only)."""
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        """One page of the journal of the project at ``path`` (default: the server root)."""
+        try:
+            limit = int(self.get_argument("limit", "50"))
+            offset = int(self.get_argument("offset", "0"))
+        except ValueError:
+            self.refuse(errors.ApprovalMalformedMessage("limit and offset must be integers."))
+            return
+        if not 1 <= limit <= MAX_JOURNAL_PAGE or offset < 0:
+            self.refuse(
+                errors.ApprovalMalformedMessage(
+                    f"limit must be 1-{MAX_JOURNAL_PAGE} and offset at least 0."
+                )
+            )
+            return
+        root = Path(self.settings["server_root_dir"]).expanduser().resolve()
+        target = (root / self.get_argument("path", "")).resolve()
+        if not target.is_relative_to(root) or not target.exists():
+            self.refuse(
+                errors.ApprovalMalformedMessage(
+                    "path must name a file or directory inside the server root."
+                )
+            )
+            return
+        project = project_root_for(target)
+        location = journal_location(project)
+        if isinstance(location.problem, errors.ApprovalJournalUnusable):
+            self.refuse(location.problem)
+            return
+        path = location.path
+        # The journal's file name is the project's key: the same name elsewhere is the same
+        # project's journal, kept by a kernel whose state directory was moved.
+        others = sorted(p for p in self.links.journals_elsewhere() if Path(p).name == path.name)
+        pages = [
+            read_entries(
+                journal,
+                limit=offset + limit,
+                offset=0,
+                event=self.get_argument("outcome", None),
+                action=self.get_argument("action", None),
+            )
+            for journal in [path, *map(Path, others)]
+        ]
+        page, sources = merge_pages(pages, limit=limit, offset=offset)
+        entries = [
+            entry if source == 0 else {**entry, "recorded_in": others[source - 1]}
+            for entry, source in zip(page.entries, sources, strict=True)
+        ]
+        self.reply(
+            {
+                "entries": entries,
+                "has_more": page.has_more,
+                "offset": offset,
+                "limit": limit,
+                "journal": str(path),
+                "other_journals": others,
+                "project_root": str(project),
+                "corrupt_lines": page.corrupt_lines,
+            }
+        )
