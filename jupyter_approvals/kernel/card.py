@@ -150,9 +150,14 @@ class ApprovalCard(anywidget.AnyWidget):
                 self.notice = f"A decision was refused ({fields.get('code')})."
 
     def _on_frontend_message(self, _widget: object, content: object, _buffers: object) -> None:
-        if not isinstance(content, dict):
+        op = content.get("op") if isinstance(content, dict) else None
+        if not isinstance(content, dict) or op not in ("decide", "dismiss"):
+            # Every message gets a coded answer (docs/protocol.md 4); nothing is decided.
+            self.notice = (
+                f"{errors.ApprovalMalformedMessage.code}: unknown or missing op "
+                f"{str(op)[:40]!r}; expected 'decide' or 'dismiss'. Nothing was decided."
+            )
             return
-        op = content.get("op")
         try:
             if op == "decide":
                 self._decisions.decide(
