@@ -89,6 +89,10 @@ class AgentGate:
             self._check_socket_takeover(handler, agent)
         except errors.ApprovalAgentForbidden as exc:
             self.log.warning("jupyter-approvals refused agent %s: %s", agent, exc.message)
+            # A route that decides journals an agent's attempt (decision_handlers.py).
+            note = getattr(handler, "note_agent_refusal", None)
+            if callable(note):
+                note(agent, exc)
             refuse(handler, exc)
         self._hold_write(handler, agent)
         self._untrust_notebook_saves(handler, agent)

@@ -10,22 +10,19 @@ project's journal.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from ..core import errors
 from ..core.fingerprint import fingerprint
-from ..core.journal import Journal
 from ..core.model import Lease, Origin, RequestInfo
 from ..core.policy import Clock, Limits, enforced
-from ..core.project import ensure_outside_project, project_root_for
 from ..core.store import ApprovalStore
 from ..core.visible import make_visible
 from .agent_pause import pause_reason
 from .api import API_PREFIX
 from .held_code import ACTION, EXECUTE_FIELDS, execute_subject, held_preview, summary_of
 from .held_files import HeldWrite
+from .server_journals import ServerJournals
 
 
 class AgentHold:
@@ -34,16 +31,13 @@ class AgentHold:
     def __init__(
         self,
         limits: Limits,
-        state_dir: Callable[[], Path],
-        server_root: Path,
+        journals: ServerJournals,
         clock: Clock | None = None,
     ) -> None:
         self._limits = limits
         self._clock = clock
         self.limits = enforced(limits)
-        self._state_dir = state_dir
-        self._server_root = server_root
-        self._journals: dict[Path, Journal] = {}
+        self._journals = journals
         self._decided_by: dict[str, str] = {}
         # One store per agent: its pending limit is per agent, so a flood from one agent
         # never refuses another's requests.
@@ -107,7 +101,7 @@ class AgentHold:
                 chars=len(preview),
                 limit=self.limits.max_preview_chars,
             )
-        _, problem = self._project(notebook_path)
+        _, problem = self._journals.project(notebook_path)
         if problem is not None:
             raise problem
         digest = fingerprint(execute_subject(content, kernel_id, agent))
@@ -137,7 +131,7 @@ class AgentHold:
         withdraws the one still pending in the same slot (a room edit the agent went on
         editing: only the latest text can still be applied).
         """
-        _, problem = self._project(None)
+        _, problem = self._journals.project(None)
         if problem is not None:
             raise problem
         store = self.store_for(agent)
@@ -179,16 +173,12 @@ class AgentHold:
 
     def journal_agent(self, event: str, agent: str, by: str | None, **fields: Any) -> None:
         """A line about an agent itself (paused, resumed) in the server root's journal."""
-        project, _ = self._project(None)
-        journal = self._journal_of(project)
-        entry = {"agent": agent, "decided_by": by, "held_at": "server", **fields}
-        journal.append(event, **{k: v for k, v in entry.items() if v is not None})
+        self._journals.append(event, None, agent=agent, decided_by=by, held_at="server", **fields)
 
-    def _journal_of(self, project: Path) -> Journal:
-        journal = self._journals.get(project)
-        if journal is None:
-            journal = self._journals[project] = Journal.for_project(project, self._state_dir())
-        return journal
+    def get(self, request_id: str) -> RequestInfo | None:
+        """The held request ``request_id``, if the server holds it."""
+        store = self._store_of(request_id)
+        return store.get(request_id) if store is not None else None
 
     def listing(self, shown: bool) -> list[dict[str, Any]]:
         """Pending held requests in the wire form of GET pending; ``shown`` starts their floor."""
@@ -225,40 +215,25 @@ class AgentHold:
 
     # -- journal -------------------------------------------------------------------------
 
-    def _project(self, notebook_path: str | None) -> tuple[Path, errors.ApprovalError | None]:
-        directory = self._server_root
-        if notebook_path:
-            candidate = (self._server_root / notebook_path).parent
-            if candidate.is_dir():
-                directory = candidate
-        project = project_root_for(directory)
-        try:
-            ensure_outside_project(self._state_dir(), project)
-        except errors.ApprovalJournalInsideProject as exc:
-            return project, exc
-        return project, None
-
     def _journal_event(self, event: str, info: RequestInfo, fields: dict[str, Any]) -> None:
-        project, _ = self._project(info.origin.notebook_path)
-        journal = self._journal_of(project)
-        entry = {
-            "request_id": info.id,
-            "action": info.action,
-            "summary": info.summary,
-            "fingerprint": info.fingerprint,
-            "status": info.status.value,
-            "channel": info.channel,
-            "latency_ms": info.latency_ms,
-            "reason": info.reason or None,
-            "code": info.code,
-            "kernel_id": info.origin.kernel_id,
-            "notebook_path": info.origin.notebook_path,
-            "project_root": str(project),
-            "agent": info.origin.agent,
-            "decided_by": self._decided_by.get(info.id) if event != "requested" else None,
-            "held_at": "server",
+        self._journals.append(
+            event,
+            info.origin.notebook_path,
+            request_id=info.id,
+            action=info.action,
+            summary=info.summary,
+            fingerprint=info.fingerprint,
+            status=info.status.value,
+            channel=info.channel,
+            latency_ms=info.latency_ms,
+            reason=info.reason or None,
+            code=info.code,
+            kernel_id=info.origin.kernel_id,
+            notebook_path=info.origin.notebook_path,
+            agent=info.origin.agent,
+            decided_by=self._decided_by.get(info.id) if event != "requested" else None,
+            held_at="server",
             **fields,
-        }
-        journal.append(event, **{k: v for k, v in entry.items() if v is not None})
+        )
         if not info.status.live:
             self._decided_by.pop(info.id, None)

@@ -35,18 +35,19 @@ from .agent_identity import (
 from .agent_notebooks import never_sign_for_agents
 from .agent_pause import reject_in_kernels
 from .api import API_PREFIX
+from .decision_handlers import REFUSALS_SETTING, DecisionHandler, HeldDecisionHandler
 from .gate_checks import loosened_origin_checks
 from .handlers import (
     PENDING_ROWS_SETTING,
-    DecisionHandler,
     DoctorHandler,
-    HeldDecisionHandler,
     PendingHandler,
 )
 from .journal_handler import JournalHandler
 from .kernel_screen import POLICIES
 from .kernels import KERNEL_ACTIONS_EVENT, LINKS_SETTING, KernelLinks
 from .pending_rows import PendingRows
+from .rest_refusals import RestRefusals
+from .server_journals import JOURNALS_SETTING, ServerJournals
 
 API = API_PREFIX
 #: Every route of this extension: URL pattern (below the base URL) and handler.
@@ -143,7 +144,10 @@ class ApprovalsServer(ExtensionApp):
             serverapp.event_logger.add_listener(
                 schema_id=KERNEL_ACTIONS_EVENT, listener=links.on_kernel_action
             )
-        hold = AgentHold(limits, lambda: state_dir, root)
+        journals = ServerJournals(lambda: state_dir, root)
+        self.settings[JOURNALS_SETTING] = journals
+        self.settings[REFUSALS_SETTING] = RestRefusals(journals)
+        hold = AgentHold(limits, journals)
         gate = AgentGate(
             AgentRegistry(registry_path(state_dir)),
             hold,

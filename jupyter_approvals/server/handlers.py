@@ -26,17 +26,12 @@ from ..core.decision import check_decision
 from ..core.policy import Limits
 from ..doctor.report import Check
 from . import sessions
-from .agent_identity import GATE_SETTING, is_agent, username_of
+from .agent_identity import GATE_SETTING, is_agent
 from .api import API_PREFIX
 from .gate_checks import gate_checks
 from .kernels import (
     LINKS_SETTING,
-    RETRY_AFTER_S,
-    KernelBusy,
     KernelLinks,
-    KernelUnavailable,
-    NoApprovals,
-    NotListed,
 )
 from .pending_rows import PendingRows
 
@@ -106,16 +101,23 @@ class ApprovalsHandler(APIHandler):
             _STATUS.get(error.code, 400),
         )
 
+    def check_decider(self) -> None:
+        """Raise for a decision from an agent, or from a page of another origin."""
+        if is_agent(self.current_user):
+            raise errors.ApprovalAgentForbidden(
+                "Agents never see or make decisions. Nothing was done."
+            )
+        if not self._same_origin():
+            raise errors.ApprovalCrossOrigin(
+                "Decisions are accepted only from pages of this server's own origin."
+            )
+
     def refuse_decider(self) -> bool:
         """Refuse (and return True) a decision from an agent or from another origin's page."""
-        if self.refuse_agents():
-            return True
-        if not self._same_origin():
-            self.refuse(
-                errors.ApprovalCrossOrigin(
-                    "Decisions are accepted only from pages of this server's own origin."
-                )
-            )
+        try:
+            self.check_decider()
+        except errors.ApprovalError as exc:
+            self.refuse(exc)
             return True
         return False
 
@@ -186,115 +188,6 @@ class PendingHandler(ApprovalsHandler):
         rendered: PendingRows = self.settings[PENDING_ROWS_SETTING]
         self.set_header("Content-Type", "application/json")
         self.finish(rendered.body(held, keyed, listing, decorate))
-
-
-class DecisionHandler(ApprovalsHandler):
-    """``POST pending/{kernel_id}/{request_id}``: decide one request, as the sidebar."""
-
-    @web.authenticated
-    @authorized
-    async def post(self, kernel_id: str, request_id: str) -> None:
-        """Forward a decision to the kernel, where it passes every check of the card."""
-        if self.refuse_decider():
-            return
-        try:
-            decision, fingerprint, reason = self._read_body()
-        except errors.ApprovalError as exc:
-            self.refuse(exc)
-            return
-        ids = {"kernel_id": kernel_id, "id": request_id}
-        if not re.fullmatch(r"[0-9a-f]{16}", request_id):
-            self.refuse(errors.ApprovalUnknownRequest(f"No request {request_id!r}."), **ids)
-            return
-        if kernel_id not in self.links.running():
-            self.refuse(errors.ApprovalUnknownKernel(f"No running kernel {kernel_id!r}."), **ids)
-            return
-        try:
-            verdict = await self.links.decide(
-                kernel_id,
-                request_id,
-                decision,
-                fingerprint,
-                reason,
-                channel="sidebar",
-                decided_by=username_of(self.current_user),
-            )
-        except KeyError:
-            self.refuse(errors.ApprovalUnknownKernel(f"No running kernel {kernel_id!r}."), **ids)
-            return
-        except NotListed:
-            self.refuse(
-                errors.ApprovalUnknownRequest(
-                    f"The kernel lists no pending request {request_id!r} (it may have ended); "
-                    "nothing was decided."
-                ),
-                **ids,
-            )
-            return
-        except KernelBusy:
-            # Nothing was sent: the request stays pending, its row stays in the list.
-            self.set_header("Retry-After", str(RETRY_AFTER_S))
-            self.refuse(
-                errors.ApprovalKernelBusy(
-                    "The kernel is running a cell; nothing was decided and the request is "
-                    "still pending. Decide again when the cell has ended."
-                ),
-                retry="when_idle",
-                retry_after_s=RETRY_AFTER_S,
-                **ids,
-            )
-            return
-        except (KernelUnavailable, NoApprovals) as exc:
-            why = (
-                "has not loaded jupyter-approvals"
-                if isinstance(exc, NoApprovals)
-                else "did not answer in time (it refuses this decision if it reads it later)"
-            )
-            self.refuse(
-                errors.ApprovalKernelUnavailable(
-                    f"The kernel {why}; nothing was decided. Try again when it is idle."
-                ),
-                **ids,
-            )
-            return
-        if verdict.get("ok") is True:
-            self.reply(
-                {"ok": True, "code": None, "message": "", "status": verdict.get("status"), **ids}
-            )
-            return
-        code = str(verdict.get("code") or errors.ApprovalMalformedMessage.code)
-        self.reply(
-            {
-                "ok": False,
-                "code": code,
-                "message": str(verdict.get("message") or ""),
-                "status": verdict.get("status"),
-                **ids,
-            },
-            _STATUS.get(code, 400),
-        )
-
-
-class HeldDecisionHandler(ApprovalsHandler):
-    """``POST held/{request_id}``: decide a request the server holds (agent code)."""
-
-    @web.authenticated
-    @authorized
-    async def post(self, request_id: str) -> None:
-        """Apply a person's decision to held agent code; the code runs when the agent resends."""
-        if self.refuse_decider():
-            return
-        try:
-            decision, fingerprint, reason = self._read_body()
-            info = self.gate.hold.decide(
-                request_id, decision, fingerprint, reason, username_of(self.current_user) or ""
-            )
-        except errors.ApprovalError as exc:
-            self.refuse(exc, id=request_id)
-            return
-        self.reply(
-            {"ok": True, "code": None, "message": "", "status": info.status.value, "id": request_id}
-        )
 
 
 class DoctorHandler(ApprovalsHandler):

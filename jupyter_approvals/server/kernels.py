@@ -296,6 +296,16 @@ class KernelLinks:
             "journal_errors": journal_errors,
         }
 
+    def request_known(self, kernel_id: str, request_id: str) -> tuple[bool, str | None]:
+        """Whether the kernel's last listing has ``request_id`` pending, and the notebook that
+        request (else the kernel's session) names."""
+        link = self._links.get(kernel_id)
+        for request in ((link.listing if link else None) or {}).get("requests") or []:
+            if isinstance(request, dict) and request.get("id") == request_id:
+                path = request.get("notebook_path")
+                return True, path if isinstance(path, str) else self._notebook_of(kernel_id)
+        return False, self._notebook_of(kernel_id) if link is not None else None
+
     def journals_elsewhere(self) -> set[str]:
         """Journal files outside the server's state directory that kernels of this server
         wrote to (since the server started: one that stopped is remembered)."""

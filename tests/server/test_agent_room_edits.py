@@ -17,6 +17,7 @@ from jupyter_approvals.core.model import Lease, RequestInfo, Status
 from jupyter_approvals.core.policy import Limits, ManualClock
 from jupyter_approvals.server.agent_hold import AgentHold
 from jupyter_approvals.server.held_room_edits import held_room_edit, room_kind
+from jupyter_approvals.server.server_journals import ServerJournals
 
 NOTES = "def total(rows):\n    return sum(rows)\n"
 
@@ -51,7 +52,8 @@ def hold(tmp_path: Path) -> tuple[AgentHold, ManualClock]:
     clock = ManualClock()
     root = tmp_path / "project"
     root.mkdir()
-    return AgentHold(Limits(), lambda: tmp_path / "state", root, clock), clock
+    journals = ServerJournals(lambda: tmp_path / "state", root)
+    return AgentHold(Limits(), journals, clock), clock
 
 
 def approve(hold: AgentHold, clock: ManualClock, info: RequestInfo) -> None:

@@ -1,0 +1,189 @@
+"""The REST routes that decide (docs/protocol.md 6.2, 6.2.1): a kernel's request, held code.
+
+A decision the server refuses itself, before any kernel or store saw it, is journaled here
+(:mod:`.rest_refusals`); one the kernel or the store refuses is journaled there.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from jupyter_server.auth.decorator import authorized
+from tornado import web
+
+from ..core import errors
+from .agent_identity import is_agent, username_of
+from .handlers import _STATUS, ApprovalsHandler
+from .kernels import RETRY_AFTER_S, KernelBusy, KernelUnavailable, NoApprovals, NotListed
+from .rest_refusals import RestRefusals
+
+#: Where the web app's settings keep the server's :class:`.rest_refusals.RestRefusals`.
+REFUSALS_SETTING = "jupyter_approvals.rest_refusals"
+
+
+class _DecidingHandler(ApprovalsHandler):
+    """What both deciding routes share: journaling what the server refuses itself."""
+
+    def target(self) -> tuple[str, bool, str | None, dict[str, Any]]:
+        """The request id the route names, whether the server knows that request, the
+        notebook it is about, and the fields that place it (kernel, held)."""
+        raise NotImplementedError
+
+    def attempted_decision(self) -> str | None:
+        """The decision the body names, if it names one (for the record, never checked)."""
+        try:
+            body = json.loads(self.request.body or b"")
+        except ValueError:
+            return None
+        decision = body.get("decision") if isinstance(body, dict) else None
+        return decision if decision in ("approve", "reject") else None
+
+    def note_agent_refusal(self, agent: str, error: errors.ApprovalError) -> None:
+        """Journal that the agent gate refused this decision to agent ``agent`` (called from
+        the gate, before the route runs)."""
+        self._journal(error, f"agent {agent}", agent=agent, decided_by=f"agent:{agent}")
+
+    def journal_refusal(self, error: errors.ApprovalError) -> None:
+        """Journal a refusal the server made itself, charged to its sender's budget."""
+        agent = getattr(self.current_user, "agent", None) if is_agent(self.current_user) else None
+        cross_origin = not self._same_origin()
+        sender = f"agent {agent}" if agent else "cross_origin" if cross_origin else "person"
+        origin = self.request.headers.get("Origin", "")[:200] if cross_origin else None
+        self._journal(
+            error, sender, agent=agent, decided_by=username_of(self.current_user), origin=origin
+        )
+
+    def _journal(self, error: errors.ApprovalError, sender: str, **who: Any) -> None:
+        request_id, listed, notebook, place = self.target()
+        refusals: RestRefusals = self.settings[REFUSALS_SETTING]
+        refusals.refused(
+            error.code,
+            sender=sender,
+            request_id=request_id,
+            listed=listed,
+            notebook_path=notebook,
+            channel="sidebar",
+            attempted=self.attempted_decision(),
+            **who,
+            **place,
+        )
+
+
+class DecisionHandler(_DecidingHandler):
+    """``POST pending/{kernel_id}/{request_id}``: decide one request, as the sidebar."""
+
+    @web.authenticated
+    @authorized
+    async def post(self, kernel_id: str, request_id: str) -> None:
+        """Forward a decision to the kernel, where it passes every check of the card."""
+        ids = {"kernel_id": kernel_id, "id": request_id}
+        try:
+            self.check_decider()
+            decision, fingerprint, reason = self._read_body()
+            verdict = await self._forward(kernel_id, request_id, decision, fingerprint, reason)
+        except errors.ApprovalError as exc:
+            self.journal_refusal(exc)
+            extra = (
+                {"retry": "when_idle", "retry_after_s": RETRY_AFTER_S}
+                if isinstance(exc, errors.ApprovalKernelBusy)
+                else {}
+            )
+            self.refuse(exc, **extra, **ids)
+            return
+        if verdict.get("ok") is True:
+            self.reply(
+                {"ok": True, "code": None, "message": "", "status": verdict.get("status"), **ids}
+            )
+            return
+        code = str(verdict.get("code") or errors.ApprovalMalformedMessage.code)
+        self.reply(
+            {
+                "ok": False,
+                "code": code,
+                "message": str(verdict.get("message") or ""),
+                "status": verdict.get("status"),
+                **ids,
+            },
+            _STATUS.get(code, 400),
+        )
+
+    def target(self) -> tuple[str, bool, str | None, dict[str, Any]]:
+        """The kernel request the route names (see the base class)."""
+        kernel_id, request_id = (str(arg) for arg in self.path_args[:2])
+        listed, notebook = self.links.request_known(kernel_id, request_id)
+        running = kernel_id in self.links.running()
+        place = {"kernel_id": kernel_id} if running else {"attempted_kernel_id": kernel_id[:64]}
+        return request_id, listed, notebook, place
+
+    async def _forward(
+        self, kernel_id: str, request_id: str, decision: str, fingerprint: str, reason: str
+    ) -> dict[str, Any]:
+        """The kernel's verdict; raises the server's own refusal when it cannot be asked."""
+        if not re.fullmatch(r"[0-9a-f]{16}", request_id):
+            raise errors.ApprovalUnknownRequest(f"No request {request_id!r}.")
+        try:
+            return await self.links.decide(
+                kernel_id,
+                request_id,
+                decision,
+                fingerprint,
+                reason,
+                channel="sidebar",
+                decided_by=username_of(self.current_user),
+            )
+        except KeyError:
+            raise errors.ApprovalUnknownKernel(f"No running kernel {kernel_id!r}.") from None
+        except NotListed:
+            raise errors.ApprovalUnknownRequest(
+                f"The kernel lists no pending request {request_id!r} (it may have ended); "
+                "nothing was decided."
+            ) from None
+        except KernelBusy:
+            # Nothing was sent: the request stays pending, its row stays in the list.
+            self.set_header("Retry-After", str(RETRY_AFTER_S))
+            raise errors.ApprovalKernelBusy(
+                "The kernel is running a cell; nothing was decided and the request is still "
+                "pending. Decide again when the cell has ended."
+            ) from None
+        except (KernelUnavailable, NoApprovals) as exc:
+            why = (
+                "has not loaded jupyter-approvals"
+                if isinstance(exc, NoApprovals)
+                else "did not answer in time (it refuses this decision if it reads it later)"
+            )
+            raise errors.ApprovalKernelUnavailable(
+                f"The kernel {why}; nothing was decided. Try again when it is idle."
+            ) from None
+
+
+class HeldDecisionHandler(_DecidingHandler):
+    """``POST held/{request_id}``: decide a request the server holds (agent code)."""
+
+    def target(self) -> tuple[str, bool, str | None, dict[str, Any]]:
+        """The held request the route names (see the base class)."""
+        request_id = str(self.path_args[0])
+        held = self.gate.hold.get(request_id)
+        notebook = held.origin.notebook_path if held is not None else None
+        return request_id, held is not None, notebook, {"held_at": "server"}
+
+    @web.authenticated
+    @authorized
+    async def post(self, request_id: str) -> None:
+        """Apply a person's decision to held agent code; the code runs when the agent resends."""
+        try:
+            self.check_decider()
+            decision, fingerprint, reason = self._read_body()
+            info = self.gate.hold.decide(
+                request_id, decision, fingerprint, reason, username_of(self.current_user) or ""
+            )
+        except errors.ApprovalError as exc:
+            # An answer too fast ends the request: the store journals that outcome itself.
+            if not isinstance(exc, errors.ApprovalAutoAnswered):
+                self.journal_refusal(exc)
+            self.refuse(exc, id=request_id)
+            return
+        self.reply(
+            {"ok": True, "code": None, "message": "", "status": info.status.value, "id": request_id}
+        )
