@@ -28,6 +28,12 @@ def check_decision(
         )
     if not isinstance(reason, str):
         raise errors.ApprovalMalformedDecision("The reason must be text.", field="reason")
+    if any("\ud800" <= char <= "\udfff" for char in reason):
+        # JSON can carry a lone surrogate as an escape; it is no text a person typed, and
+        # it cannot be sent on (UTF-8) to a kernel or written to the journal as is.
+        raise errors.ApprovalMalformedDecision(
+            "The reason must be text without lone surrogates.", field="reason"
+        )
     if len(reason) > max_reason:
         raise errors.ApprovalTooLarge(
             f"The reason has {len(reason)} characters; at most {max_reason} are accepted.",

@@ -68,6 +68,7 @@ class CommEndpoint:
             primary=False,
             comm_id=f"{MARKER_COMM_PREFIX}{uuid.uuid4().hex}",
         )
+        self._marker.on_msg(self._on_marker_msg)
         self._manager.register_comm(self._marker)
 
     def close(self) -> None:
@@ -93,6 +94,28 @@ class CommEndpoint:
         path = listing.get("notebook_path")
         if isinstance(path, str) and path and self._on_session_path is not None:
             self._on_session_path(path)
+
+    def _on_marker_msg(self, msg: dict[str, Any]) -> None:
+        # Nobody holds the marker: a message to it is answered, and nothing is decided.
+        data = (msg.get("content") or {}).get("data") if isinstance(msg, dict) else None
+        if isinstance(data, dict) and data.get("op") == "decide":
+            self._refuse_unread(data, errors.ApprovalMalformedMessage.code, "sent to the marker")
+        self._send(
+            self._marker,
+            _error(
+                errors.ApprovalMalformedMessage(
+                    "This comm only announces changes; open a comm of your own with target "
+                    f"{COMM_TARGET!r} to list or decide. Nothing was decided."
+                )
+            ),
+        )
+
+    def _refuse_unread(self, data: dict[str, Any], code: str, why: str) -> None:
+        """Journal the refusal of a decision the endpoint does not read, when it names a
+        request of this kernel."""
+        request_id = data.get("id")
+        if isinstance(request_id, str) and self._decisions.get(request_id) is not None:
+            self._decisions.refused(request_id, code, why=why)
 
     def comm_ids(self) -> list[str]:
         """Ids of the frontend comms open on this endpoint (decisions may arrive on them)."""
@@ -122,6 +145,9 @@ class CommEndpoint:
         data = (msg.get("content") or {}).get("data") if isinstance(msg, dict) else None
         size = len(json.dumps(data, default=str))
         if size > MAX_MESSAGE_BYTES:
+            if isinstance(data, dict) and data.get("op") == "decide":
+                why = f"over {MAX_MESSAGE_BYTES} bytes"
+                self._refuse_unread(data, errors.ApprovalTooLarge.code, why)
             self._send(
                 comm,
                 _error(

@@ -281,6 +281,7 @@ def test_an_oversized_message_carrying_a_decision_decides_nothing(target: Target
             "padding": "x" * 70_000,
         }
     )
-    # Then it is refused unread
+    # Then it is refused unread, the refusal is journaled, and the request still waits
     assert decided_reply(fe, target.request_id)["code"] == "APPROVAL_TOO_LARGE"
+    assert "APPROVAL_TOO_LARGE" in target.refusals()
     assert target.still_waits()

@@ -245,11 +245,6 @@ def test_any_custom_message_to_a_card_is_answered_and_decides_nothing(in_process
     journal_entries(kernel.state_dir)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="found by the fuzzing, reported (kernel/comm.py is being reworked): the endpoint's "
-    "marker comm, which comm_info_request lists, takes messages and never answers them",
-)
 def test_a_message_to_the_marker_comm_gets_a_coded_answer(in_process):
     """Given a pending request and the endpoint's marker comm (listed by comm_info_request),
     when a frontend sends a decision to that comm,

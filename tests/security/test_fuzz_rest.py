@@ -462,11 +462,6 @@ def test_mutated_rest_decisions_never_decide_for_a_person(
     assert set(approved) <= journaled
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="found by the fuzzing, reported (server/kernels.py is being reworked): the server "
-    "cannot forward a reason holding a lone surrogate to the kernel and answers 500 uncoded",
-)
 def test_a_reason_with_a_lone_surrogate_gets_a_coded_answer(jp_fetch, jp_asyncio_loop, kernels):
     """Given a pending request a person could have read,
     when the sidebar POSTs a valid decision whose reason holds a lone surrogate (JSON can
