@@ -203,18 +203,30 @@ class DoctorHandler(ApprovalsHandler):
         # The checks read files and import modules: keep them off the server's event loop.
         report = await asyncio.to_thread(run_checks, root)
         listing = await self.links.list_all()
-        elsewhere = [e for e in listing["journal_errors"] if e.get("elsewhere")]
+        problems = listing["journal_errors"]
+        elsewhere = [e for e in problems if e.get("elsewhere")]
+        fixes = []
+        if elsewhere:
+            fixes.append(
+                "Do not set JUPYTER_APPROVALS_STATE_DIR in a notebook; set it for the server "
+                "and its kernels alike, then restart those kernels."
+            )
+        if len(elsewhere) < len(problems):
+            fixes.append(
+                "Free space on the state directory's disk (or lift the file size limit) so "
+                "the failing journal can be written again; decisions are not changed by it."
+            )
         kernel_journals = Check(
             "kernel_journals",
-            not elsewhere,
-            "; ".join(f"kernel {e['kernel_id'][:8]}: {e['error']}" for e in elsewhere)
-            if elsewhere
-            else "every kernel that answered records its decisions where this server reads them",
-            fix="Do not set JUPYTER_APPROVALS_STATE_DIR in a notebook; set it for the server "
-            "and its kernels alike, then restart those kernels."
-            if elsewhere
-            else None,
-            info={"elsewhere": [e["elsewhere"] for e in elsewhere]},
+            not problems,
+            "; ".join(f"kernel {e['kernel_id'][:8]}: {e['error']}" for e in problems)
+            if problems
+            else "every kernel known to the server writes its journal where this server reads it",
+            fix=" ".join(fixes) or None,
+            info={
+                "elsewhere": [e["elsewhere"] for e in elsewhere],
+                "failing": [e["kernel_id"] for e in problems if not e.get("elsewhere")],
+            },
         )
         checks = [
             *report.checks,

@@ -459,3 +459,30 @@ async def test_a_kernel_whose_journal_was_moved_by_a_cell_is_flagged(
     [check] = [c for c in report["checks"] if c["name"] == "kernel_journals"]
     assert check["ok"] is False
     assert "JUPYTER_APPROVALS_STATE_DIR" in check["fix"]
+
+
+async def test_a_kernel_whose_journal_cannot_be_written_is_reported_by_the_doctor(
+    jp_fetch, kernels
+):
+    from tests.faults.test_journal_disk_full import LIMIT_JOURNAL
+
+    # Given a kernel whose journal's next line does not fit (a real EFBIG from RLIMIT_FSIZE)
+    kernel = await kernels()
+    await kernel.run(SETUP)
+    await kernel.pending_call("save('x', 'x.txt')")
+    assert (await kernel.run(LIMIT_JOURNAL))["status"] == "ok"
+    await kernel.pending_call("save('y', 'y.txt')")
+    # When a person asks the sidebar and the doctor
+    listing = json.loads((await jp_fetch("jupyter-approvals", "api", "pending")).body)
+    report = json.loads((await jp_fetch("jupyter-approvals", "api", "doctor")).body)
+    # Then both say that kernel's journal is failing, and the request is still listed
+    [failing] = [e for e in listing["journal_errors"] if not e.get("elsewhere")]
+    assert failing["kernel_id"] == kernel.id
+    assert [r["summary"] for r in listing["pending"]] == ["Overwrite x.txt", "Overwrite y.txt"]
+    [check] = [c for c in report["checks"] if c["name"] == "kernel_journals"]
+    assert check["ok"] is False
+    assert check["failing"] == [kernel.id]
+    assert "Free space" in check["fix"]
+    assert (await kernel.run("resource.setrlimit(resource.RLIMIT_FSIZE, (_soft, _hard))"))[
+        "status"
+    ] == "ok"
