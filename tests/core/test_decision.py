@@ -18,7 +18,7 @@ def test_a_well_formed_decision_passes_unchanged():
     )
 
 
-@pytest.mark.parametrize("reason", ["\ud800", "ok \udfff", "\ud83d"])
+@pytest.mark.parametrize("reason", ["\ud800", "ok \udfff"])
 def test_a_reason_with_a_lone_surrogate_is_malformed(reason):
     # Given a reason JSON can carry as an escape but no person typed (a lone surrogate)
     # When it is checked
