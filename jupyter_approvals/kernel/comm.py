@@ -54,6 +54,7 @@ class CommEndpoint:
         self._on_session_path = on_session_path
         self._comms: dict[str, Any] = {}
         self._lock = threading.Lock()
+        self._publishing = threading.RLock()
         self._manager = comm.get_comm_manager()
         self._manager.register_target(COMM_TARGET, self._on_open)
         # A kernel-side comm of our target that no frontend holds: it makes a
@@ -87,7 +88,7 @@ class CommEndpoint:
         data = (open_msg.get("content") or {}).get("data") or {}
         if isinstance(data, dict) and data.get("op") == "list":
             self._learn(data)
-            self._send(comm, self._listing("pending"))
+            self._send_listing(comm, "pending")
 
     def _learn(self, listing: dict[str, Any]) -> None:
         # The server names the notebook of this kernel's session (display only).
@@ -160,7 +161,7 @@ class CommEndpoint:
         op = data.get("op") if isinstance(data, dict) else None
         if op == "list" and isinstance(data, dict):
             self._learn(data)
-            self._send(comm, self._listing("pending"))
+            self._send_listing(comm, "pending")
         elif op == "decide" and isinstance(data, dict):
             self._send(comm, self._decide(data))
         else:
@@ -204,7 +205,13 @@ class CommEndpoint:
 
     def broadcast_changed(self) -> None:
         """Tell every client of the kernel the current pending list, once, on the marker comm."""
-        self._send(self._marker, self._listing("changed"))
+        self._send_listing(self._marker, "changed")
+
+    def _send_listing(self, comm: Any, op: str) -> None:
+        # The main thread and the sweeper both publish: one at a time, so the last message
+        # on iopub always carries the latest list.
+        with self._publishing:
+            self._send(comm, self._listing(op))
 
     @staticmethod
     def _send(comm: Any, data: dict[str, Any]) -> None:

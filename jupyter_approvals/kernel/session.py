@@ -133,7 +133,9 @@ class KernelSession:
             threading.Thread(
                 target=self._sweep_forever, name="approvals-sweeper", daemon=True
             ).start()
-            # What is pending or approved when the kernel's process ends is lost with it.
+            # What is pending or approved when the kernel's process ends is lost with it
+            # (not when a child forked from it exits: the kernel still holds its requests).
+            self._pid = os.getpid()
             atexit.register(self._journal_lost)
 
     # -- the process-wide session --------------------------------------------------------
@@ -248,6 +250,8 @@ class KernelSession:
         self._cards.trim(live.id for live in self.store.live())
 
     def _journal_lost(self) -> None:
+        if os.getpid() != self._pid:
+            return
         for info in self.store.live():
             self._journal.event("lost", info)
 

@@ -15,8 +15,15 @@ from tornado import web
 
 from ..core import errors
 from .agent_identity import is_agent, username_of
-from .handlers import _STATUS, ApprovalsHandler
-from .kernels import RETRY_AFTER_S, KernelBusy, KernelUnavailable, NoApprovals, NotListed
+from .handlers import _STATUS, MAX_BODY_BYTES, ApprovalsHandler
+from .kernels import (
+    RETRY_AFTER_S,
+    KernelBusy,
+    KernelUnavailable,
+    NoApprovals,
+    NotListed,
+    Unanswered,
+)
 from .rest_refusals import RestRefusals
 
 #: Where the web app's settings keep the server's :class:`.rest_refusals.RestRefusals`.
@@ -33,9 +40,11 @@ class _DecidingHandler(ApprovalsHandler):
 
     def attempted_decision(self) -> str | None:
         """The decision the body names, if it names one (for the record, never checked)."""
+        if len(self.request.body) > MAX_BODY_BYTES:
+            return None
         try:
             body = json.loads(self.request.body or b"")
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
         decision = body.get("decision") if isinstance(body, dict) else None
         return decision if decision in ("approve", "reject") else None
@@ -84,7 +93,10 @@ class DecisionHandler(_DecidingHandler):
             decision, fingerprint, reason = self._read_body()
             verdict = await self._forward(kernel_id, request_id, decision, fingerprint, reason)
         except errors.ApprovalError as exc:
-            self.journal_refusal(exc)
+            # A decision sent that got no answer in time reached the kernel's queue: the
+            # kernel journals what becomes of it, the server does not claim it refused it.
+            if not (isinstance(exc, errors.ApprovalKernelUnavailable) and exc.details.get("sent")):
+                self.journal_refusal(exc)
             extra = (
                 {"retry": "when_idle", "retry_after_s": RETRY_AFTER_S}
                 if isinstance(exc, errors.ApprovalKernelBusy)
@@ -147,14 +159,20 @@ class DecisionHandler(_DecidingHandler):
                 "The kernel is running a cell; nothing was decided and the request is still "
                 "pending. Decide again when the cell has ended."
             ) from None
-        except (KernelUnavailable, NoApprovals) as exc:
-            why = (
-                "has not loaded jupyter-approvals"
-                if isinstance(exc, NoApprovals)
-                else "did not answer in time (it refuses this decision if it reads it later)"
-            )
+        except NoApprovals:
             raise errors.ApprovalKernelUnavailable(
-                f"The kernel {why}; nothing was decided. Try again when it is idle."
+                "The kernel has not loaded jupyter-approvals; nothing was decided."
+            ) from None
+        except Unanswered:
+            raise errors.ApprovalKernelUnavailable(
+                "The kernel did not answer in time (it refuses this decision if it reads it "
+                "later); nothing was decided. Try again when it is idle.",
+                sent=True,
+            ) from None
+        except KernelUnavailable:
+            raise errors.ApprovalKernelUnavailable(
+                "The kernel did not answer in time; nothing was sent to it and nothing was "
+                "decided. Try again when it is idle."
             ) from None
 
 

@@ -138,7 +138,7 @@ class ApprovalsHandler(APIHandler):
             raise errors.ApprovalTooLarge(f"The body is over {MAX_BODY_BYTES} bytes.")
         try:
             body = json.loads(self.request.body or b"")
-        except ValueError:
+        except (ValueError, RecursionError):
             raise errors.ApprovalMalformedDecision("The body must be a JSON object.") from None
         if not isinstance(body, dict):
             raise errors.ApprovalMalformedDecision("The body must be a JSON object.")

@@ -13,7 +13,7 @@ from jupyter_server.auth.decorator import authorized
 from tornado import web
 
 from ..core import errors
-from ..core.journal import merge_pages, read_entries
+from ..core.journal import JournalPage, merge_pages, read_entries
 from ..core.project import journal_location, project_root_for
 from .handlers import ApprovalsHandler
 
@@ -58,21 +58,30 @@ class JournalHandler(ApprovalsHandler):
         # The journal's file name is the project's key: the same name elsewhere is the same
         # project's journal, kept by a kernel whose state directory was moved.
         others = sorted(p for p in self.links.journals_elsewhere() if Path(p).name == path.name)
-        pages = [
-            read_entries(
-                journal,
-                limit=offset + limit,
-                offset=0,
-                event=self.get_argument("outcome", None),
-                action=self.get_argument("action", None),
-            )
-            for journal in [path, *map(Path, others)]
-        ]
-        page, sources = merge_pages(pages, limit=limit, offset=offset)
-        entries = [
-            entry if source == 0 else {**entry, "recorded_in": others[source - 1]}
-            for entry, source in zip(page.entries, sources, strict=True)
-        ]
+        event = self.get_argument("outcome", None)
+        action = self.get_argument("action", None)
+        unreadable: list[dict[str, str]] = []
+        if not others:
+            page = read_entries(path, limit=limit, offset=offset, event=event, action=action)
+            entries = page.entries
+        else:
+            # Each journal is read from its newest entry far enough for the page, then merged.
+            def newest(journal: str | Path) -> JournalPage:
+                return read_entries(journal, limit=offset + limit, event=event, action=action)
+
+            pages = [newest(path)]
+            readable: list[str] = []
+            for other in others:
+                try:
+                    pages.append(newest(other))
+                    readable.append(other)
+                except OSError as exc:  # one unreadable file must not hide the rest
+                    unreadable.append({"journal": other, "error": str(exc)})
+            page, sources = merge_pages(pages, limit=limit, offset=offset)
+            entries = [
+                entry if source == 0 else {**entry, "recorded_in": readable[source - 1]}
+                for entry, source in zip(page.entries, sources, strict=True)
+            ]
         self.reply(
             {
                 "entries": entries,
@@ -81,6 +90,7 @@ class JournalHandler(ApprovalsHandler):
                 "limit": limit,
                 "journal": str(path),
                 "other_journals": others,
+                "unreadable_journals": unreadable,
                 "project_root": str(project),
                 "corrupt_lines": page.corrupt_lines,
             }

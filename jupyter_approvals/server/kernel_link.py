@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
+import time
 import uuid
 from typing import Any
 
@@ -20,6 +22,10 @@ from ..core.protocol import COMM_TARGET, MARKER_COMM_PREFIX
 
 class KernelUnavailable(Exception):
     """The kernel did not answer in time, or stopped."""
+
+
+class Unanswered(KernelUnavailable):
+    """The message itself was sent (it waits in the kernel's queue); no reply came in time."""
 
 
 class NoApprovals(Exception):
@@ -59,6 +65,8 @@ class KernelLink:
         self._listings = 0
         #: Changes whenever :attr:`listing` does (a cache of rendered rows keys on it).
         self.version = 0
+        #: When the last listing came (monotonic seconds), else None.
+        self.heard_at: float | None = None
         # Ids of the messages (not ours) the kernel said it is busy with and not yet idle;
         # None until a status was seen.
         self._busy_with: set[str] | None = None
@@ -98,7 +106,10 @@ class KernelLink:
         self._busy_with = None
 
     def _heard_listing(self, data: dict[str, Any], process: object) -> None:
-        self.listing = {k: v for k, v in data.items() if k != "op"}
+        # Code in the kernel can publish anything on its iopub: keep only what has the
+        # listing's shape, so one kernel's message can spoil nothing but its own rows.
+        self.listing = _well_formed(data)
+        self.heard_at = time.monotonic()
         self.approvals = True
         self._listings += 1
         self.version += 1
@@ -166,13 +177,16 @@ class KernelLink:
                 comm_id = self._comm_id
             finally:
                 self._lock.release()
-            reply = await self._ask(
-                "comm_msg",
-                {"comm_id": comm_id, "data": data},
-                _until(deadline),
-                comm_id=comm_id,
-                ops=expected,
-            )
+            try:
+                reply = await self._ask(
+                    "comm_msg",
+                    {"comm_id": comm_id, "data": data},
+                    _until(deadline),
+                    comm_id=comm_id,
+                    ops=expected,
+                )
+            except KernelUnavailable as exc:
+                raise Unanswered(str(exc)) from exc
         except KernelUnavailable:
             self._forget_comm()
             raise
@@ -288,6 +302,40 @@ class KernelLink:
         waiter = self._waiting.get(parent_id) if parent_id else None
         if waiter is not None and not waiter.future.done() and waiter.accepts(msg):
             waiter.future.set_result({"msg_type": msg["msg_type"], "content": msg["content"]})
+
+
+_REQUEST_ID = re.compile(r"[0-9a-f]{16}")
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _well_formed(data: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a ``pending``/``changed`` message that have their documented types
+    (docs/protocol.md 3.1): requests as objects with a request id, text as text."""
+    requests = data.get("requests")
+    journal = data.get("journal")
+    awaited = data.get("awaited")
+    return {
+        "kernel_id": _text(data.get("kernel_id")),
+        "notebook_path": _text(data.get("notebook_path")),
+        "protocol": data.get("protocol") if isinstance(data.get("protocol"), int) else None,
+        "requests": [
+            request
+            for request in (requests if isinstance(requests, list) else [])
+            if isinstance(request, dict)
+            and isinstance(request.get("id"), str)
+            and _REQUEST_ID.fullmatch(request["id"])
+        ],
+        "journal": {
+            "path": _text(journal.get("path")),
+            "error": _text(journal.get("error")),
+        }
+        if isinstance(journal, dict)
+        else {"path": None, "error": None},
+        "awaited": [a for a in awaited if isinstance(a, str)] if isinstance(awaited, list) else [],
+    }
 
 
 # Which reply op answers which request op (the kernel also publishes "changed" meanwhile).

@@ -20,7 +20,14 @@ from typing import Any, NamedTuple
 from jupyter_client.session import Session
 
 from ..core.model import iso_utc
-from .kernel_link import KernelBusy, KernelLink, KernelUnavailable, NoApprovals, NotListed
+from .kernel_link import (
+    KernelBusy,
+    KernelLink,
+    KernelUnavailable,
+    NoApprovals,
+    NotListed,
+    Unanswered,
+)
 
 __all__ = [
     "LINKS_SETTING",
@@ -29,17 +36,27 @@ __all__ = [
     "KernelUnavailable",
     "NoApprovals",
     "NotListed",
+    "Unanswered",
 ]
 
 #: Where the web app's settings keep the server's :class:`KernelLinks`.
 LINKS_SETTING = "jupyter_approvals.links"
 #: The jupyter_server event telling that a kernel started, restarted or was shut down.
 KERNEL_ACTIONS_EVENT = "https://events.jupyter.org/jupyter_server/kernel_actions/v1"
+#: An idle kernel not heard from for this many seconds is asked for its list again.
+RELIST_AFTER_S = 30.0
+#: At most this many journal files outside the state directory are remembered.
+MAX_ELSEWHERE = 100
 #: Seconds after which a client told the kernel is busy should try a decision again.
 RETRY_AFTER_S = 2
 
 
 @functools.lru_cache(maxsize=256)
+def _reply_margin(timeout: float) -> float:
+    """How long before the server stops waiting the kernel must have read a decision."""
+    return min(0.5, timeout / 4)
+
+
 def _outside(path: object, state_dir: Path | None) -> str | None:
     """``path`` when it is a journal path that is not below ``state_dir`` (resolved), else
     None. Cached: a kernel's journal path is fixed when its approvals start, and resolving it
@@ -83,6 +100,8 @@ class KernelLinks:
         running = self.running()
         self.prune(running)
         for kernel_id in running:
+            if not _ready(self._kernel_manager, kernel_id):
+                continue  # a pending kernel has no ports yet: link it once it has
             if self._state(kernel_id) in _GONE_STATES:
                 self._link(kernel_id).forget_kernel_state()
             self._link(kernel_id).start()
@@ -190,8 +209,9 @@ class KernelLinks:
             "decided_by": decided_by,
             # If the kernel turns busy meanwhile, the message waits in its queue; past this
             # moment the kernel refuses it, so a decision we report as not made cannot happen
-            # later.
-            "not_after": iso_utc(time.time() + self.timeout),
+            # later. It lies a margin before our own deadline: a decision the kernel takes
+            # just in time still has its reply (after the journal's fsync) reach us in time.
+            "not_after": iso_utc(time.time() + self.timeout - _reply_margin(self.timeout)),
         }
         return await self.ask(kernel_id, message)
 
@@ -217,6 +237,10 @@ class KernelLinks:
             return False
         if link.approvals is None or not link.comm_open:
             return True
+        # A change message lost on the way (iopub drops what a slow reader cannot take)
+        # would leave the copy wrong until the next change: an idle kernel is asked again.
+        if link.heard_at is None or time.monotonic() - link.heard_at > RELIST_AFTER_S:
+            return True
         path = self._notebook_of(kernel_id)
         return path is not None and path != link.told_path
 
@@ -224,7 +248,7 @@ class KernelLinks:
         """Ask the idle kernels that need asking (unknown ones, ones to be told a notebook
         path), concurrently, each within the timeout; return what each failed with."""
         running = self.sync()
-        asking = [k for k in running if self._needs_asking(k)]
+        asking = [k for k in running if k in self._links and self._needs_asking(k)]
         answers = await asyncio.gather(*(self._tell(k) for k in asking), return_exceptions=True)
         failed = {}
         for kernel_id, answer in zip(asking, answers, strict=True):
@@ -313,7 +337,7 @@ class KernelLinks:
             journal = (link.listing or {}).get("journal")
             if isinstance(journal, dict):
                 elsewhere = _outside(journal.get("path"), self._state_dir)
-                if elsewhere is not None:
+                if elsewhere is not None and len(self._elsewhere) < MAX_ELSEWHERE:
                     self._elsewhere.add(elsewhere)
         return set(self._elsewhere)
 
@@ -344,6 +368,16 @@ class Row(NamedTuple):
 
     key: tuple[object, ...]
     item: dict[str, Any]
+
+
+def _ready(kernel_manager: Any, kernel_id: str) -> bool:
+    """Whether the kernel has started (with ``use_pending_kernels`` it is listed before)."""
+    try:
+        ready = getattr(kernel_manager.get_kernel(kernel_id), "ready", None)
+    except KeyError:
+        return False
+    done = getattr(ready, "done", None)
+    return bool(done()) if callable(done) else True
 
 
 # States in which a kernel has no process that could hold requests.

@@ -16,6 +16,8 @@ from .server_journals import ServerJournals
 
 #: At most this many refusal lines per sender and request (the last one says so).
 PER_SENDER_AND_REQUEST = 20
+#: How many budgets are remembered (the oldest is forgotten first).
+MAX_BUDGETS_KEPT = 10_000
 #: The budget of every request id the server does not know.
 UNLISTED = "unlisted"
 
@@ -45,6 +47,8 @@ class RestRefusals:
         if spent >= PER_SENDER_AND_REQUEST:
             return
         self._spent[budget] = spent + 1
+        if len(self._spent) > MAX_BUDGETS_KEPT:  # forget the oldest: memory stays bounded
+            self._spent.pop(next(iter(self._spent)))
         last = spent + 1 == PER_SENDER_AND_REQUEST
         self._journals.append(
             "refused",

@@ -432,6 +432,8 @@ def verdict(
     reason = message.get("reason", "")
     if type(reason) is not str or len(reason) > MAX_REASON_CHARS:
         return "never"
+    if any("\ud800" <= char <= "\udfff" for char in reason):  # no text a person typed
+        return "never"
     if card_of is not None:
         shown = message.get("shown")
         if card_of != request.request_id or not isinstance(shown, dict):

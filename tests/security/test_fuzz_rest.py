@@ -225,6 +225,7 @@ def decides(m: RestMutation, body: dict[str, Any] | None, fingerprint: str, path
         and body["fingerprint"] == fingerprint
         and type(reason) is str
         and len(reason) <= MAX_REASON_CHARS
+        and not any("\ud800" <= char <= "\udfff" for char in reason)  # no text a person typed
     )
 
 

@@ -61,3 +61,27 @@ async def test_what_a_kernel_held_when_it_ended_is_journaled_as_lost(
     # And nothing of them ran
     events = {(line.get("request_id"), line["event"]) for line in journal_lines(state_dir)}
     assert (approved, "executed") not in events
+
+
+async def test_a_child_forked_from_the_kernel_journals_nothing_lost(jp_fetch, kernels, state_dir):
+    # Given a kernel holding a pending request
+    kernel = await kernels()
+    await kernel.run(SETUP)
+    pending = await kernel.pending_call("save('a', 'a.txt')")
+    # When a cell forks a child that runs the session's exit hook, as its normal exit would
+    forked = await kernel.run(
+        "import os\n"
+        "from jupyter_approvals.kernel.session import KernelSession\n"
+        "child = os.fork()\n"
+        "if child == 0:\n"
+        "    KernelSession.current()._journal_lost()\n"
+        "    os._exit(0)\n"
+        "os.waitpid(child, 0)"
+    )
+    # Then the kernel still holds the request, and the journal says nothing was lost
+    assert forked["status"] == "ok"
+    assert not [line for line in journal_lines(state_dir) if line["event"] == "lost"]
+    listing = await kernel.run("print([r.id for r in ja.pending()])")
+    assert pending["request_id"] in "".join(
+        m["content"].get("text", "") for m in listing["outputs"]
+    )

@@ -168,3 +168,81 @@ async def test_a_busy_kernel_is_not_told_to_retry_a_request_it_does_not_have(jp_
     # Then it is an unknown request, not a busy kernel to retry
     assert (status, verdict["code"]) == (404, "APPROVAL_UNKNOWN_REQUEST")
     await kernel.client._async_recv_reply(running, timeout=30)
+
+
+async def test_what_one_kernel_publishes_cannot_break_the_list_of_the_others(jp_fetch, kernels):
+    # Given a kernel with a pending request, and a second kernel whose cell publishes listings
+    # of the wrong shape on its marker comm (code in a kernel can publish anything there)
+    honest = await kernels("honest.ipynb")
+    await honest.run(SETUP)
+    pending = await honest.pending_call("save('x', 'x.txt')")
+    forger = await kernels("forger.ipynb")
+    await forger.run(SETUP)
+    forged = [
+        {"op": "changed", "requests": 7, "journal": {"path": ["not", "text"]}},
+        {"op": "changed", "requests": [{"id": ["a", "list"]}, {"id": "../../held/0123"}, 5]},
+        {"op": "changed", "requests": [{"id": "0123456789abcdef", "summary": "forged"}]},
+    ]
+    for message in forged:
+        await forger.run(
+            "from jupyter_approvals.kernel.session import KernelSession\n"
+            f"KernelSession.current().endpoint._marker.send({message!r})"
+        )
+    # When the sidebar lists
+    listing = await get_json(jp_fetch, "pending")
+    # Then the list is answered with the honest kernel's row, and of the forger's only what
+    # has a request's shape (a decision for such a row is the kernel's to refuse)
+    rows = {(r["kernel_id"], r["id"]) for r in listing["pending"]}
+    assert (honest.id, pending["request_id"]) in rows
+    assert rows <= {(honest.id, pending["request_id"]), (forger.id, "0123456789abcdef")}
+
+
+async def test_an_idle_kernel_not_heard_from_for_a_while_is_asked_again(
+    jp_fetch, jp_serverapp, kernels, monkeypatch
+):
+    # Given a kernel the server knows, whose last listing is older than the relist interval
+    import jupyter_approvals.server.kernels as server_kernels
+
+    kernel = await kernels()
+    await kernel.run(SETUP)
+    await kernel.pending_call("save('x', 'x.txt')")
+    await get_json(jp_fetch, "pending")
+    links = jp_serverapp.web_app.settings["jupyter_approvals.links"]
+    sent = count_questions(links._links[kernel.id], monkeypatch)
+    monkeypatch.setattr(server_kernels, "RELIST_AFTER_S", 0.0)
+    # When the sidebar lists
+    await get_json(jp_fetch, "pending")
+    # Then the kernel was asked for its list again (a lost change message heals)
+    assert sent == ["comm_msg"]
+
+
+async def test_the_kernel_must_read_a_decision_before_the_server_stops_waiting(
+    jp_fetch, jp_serverapp, kernels, monkeypatch
+):
+    # Given a pending request, and the message the server sends the kernel recorded
+    from datetime import datetime, timezone
+
+    kernel = await kernels()
+    await kernel.run(SETUP)
+    pending = await kernel.pending_call("save('x', 'x.txt')")
+    links = jp_serverapp.web_app.settings["jupyter_approvals.links"]
+    sent: list[dict] = []
+    original = links.ask
+
+    async def recording(kernel_id, data):
+        sent.append(data)
+        return await original(kernel_id, data)
+
+    monkeypatch.setattr(links, "ask", recording)
+    await asyncio.sleep(HUMAN_PAUSE_S)
+    # When a person decides
+    body = {"decision": "reject", "fingerprint": pending["fingerprint"]}
+    status, _ = await post_decision(jp_fetch, kernel.id, pending["request_id"], body)
+    answered = datetime.now(timezone.utc)
+    # Then the kernel's deadline lies a margin before the server's own (which is a full
+    # timeout after the message was sent): a decision the kernel takes just in time is
+    # answered in time, never reported as not made
+    assert status == 200
+    not_after = datetime.fromisoformat(sent[-1]["not_after"].replace("Z", "+00:00"))
+    margin = min(0.5, links.timeout / 4)
+    assert (not_after - answered).total_seconds() <= links.timeout - margin + 0.001

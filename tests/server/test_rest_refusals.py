@@ -108,3 +108,16 @@ async def test_a_refused_decision_of_held_code_is_journaled(jp_fetch, state_dir)
     assert (status, answer["code"]) == (404, "APPROVAL_UNKNOWN_REQUEST")
     [line] = rest_refusals(state_dir)
     assert (line["held_at"], line["attempted_request_id"]) == ("server", "0123456789abcdef")
+
+
+async def test_a_deeply_nested_body_is_a_malformed_decision(jp_fetch, kernels, state_dir):
+    # Given a pending request, When a body nested deeper than the parser goes is posted
+    kernel = await kernels()
+    await kernel.run(SETUP)
+    pending = await kernel.pending_call("save('x', 'x.txt')")
+    status, _, answer = await call(
+        jp_fetch, API, "pending", kernel.id, pending["request_id"], method="POST", body="[" * 10000
+    )
+    # Then it is refused with a code, and journaled
+    assert (status, answer["code"]) == (400, "APPROVAL_MALFORMED_DECISION")
+    assert [line["code"] for line in rest_refusals(state_dir)] == ["APPROVAL_MALFORMED_DECISION"]
