@@ -141,6 +141,22 @@ class RequestInfo:
             **self.origin.to_wire(),
         }
 
+    def journal_fields(self) -> dict[str, Any]:
+        """What every journal line about this request records of it (docs/protocol.md 5),
+        whoever writes the line (a kernel, or the server for what it holds)."""
+        return {
+            "request_id": self.id,
+            "action": self.action,
+            "summary": self.summary,
+            "fingerprint": self.fingerprint,
+            "status": self.status.value,
+            "channel": self.channel,
+            "latency_ms": self.latency_ms,
+            "reason": self.reason or None,
+            "code": self.code,
+            "agent": self.origin.agent,
+        }
+
 
 @dataclass
 class Request:

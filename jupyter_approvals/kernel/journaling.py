@@ -70,18 +70,9 @@ class KernelJournal:
         entry: dict[str, Any] = dict(self._stamp)
         if info is not None:
             entry.update(
-                request_id=info.id,
-                action=info.action,
-                summary=info.summary,
-                fingerprint=info.fingerprint,
-                status=info.status.value,
-                channel=info.channel,
-                latency_ms=info.latency_ms,
-                reason=info.reason or None,
-                code=info.code,
+                info.journal_fields(),
                 cell_id=info.origin.cell_id,
                 username=info.origin.username,
-                agent=info.origin.agent,
             )
             if entry["notebook_path"] is None and info.origin.notebook_path:
                 entry["notebook_path"] = info.origin.notebook_path
