@@ -77,7 +77,7 @@ test: lint browser agents
 
 # Everything but the tests that start a real kernel or a browser (about 1,000 tests, ~1.5 min).
 test-fast: setup
-	$(BIN)/pytest -m "not kernel and not e2e" tests
+	$(BIN)/pytest -m "not kernel and not e2e and not install" tests
 
 bench: setup
 	$(BIN)/python benchmarks/bench_fingerprint.py
