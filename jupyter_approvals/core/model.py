@@ -208,3 +208,28 @@ class Request:
             code=self.code,
             slot=self.slot,
         )
+
+
+#: How many of the latest decisions a listing names (docs/protocol.md 3.1, ``decided``).
+DECIDED_LISTED = 5
+
+
+def decided_recently(infos: list[RequestInfo]) -> list[dict[str, Any]]:
+    """The latest decisions among ``infos``, newest first, as listings name them: what was
+    decided, how it stands now, and where (the card, the sidebar...)."""
+    decided = sorted(
+        (info for info in infos if info.decided_at is not None),
+        key=lambda info: info.decided_at or 0.0,
+        reverse=True,
+    )
+    return [
+        {
+            "id": info.id,
+            "action": info.action,
+            "summary": info.summary,
+            "status": info.status.value,
+            "channel": info.channel,
+            "decided_at": iso_utc(info.decided_at or 0.0),
+        }
+        for info in decided[:DECIDED_LISTED]
+    ]

@@ -22,7 +22,7 @@ from traitlets import TraitError
 
 from ..config import ApprovalsConfig
 from ..core import errors
-from ..core.model import Origin, RequestInfo, Status
+from ..core.model import Origin, RequestInfo, Status, decided_recently
 from ..core.policy import Clock, IgnoredSetting, Limits
 from ..core.project import project_root_for
 from ..core.store import ApprovalStore
@@ -237,6 +237,7 @@ class KernelSession:
             "requests": [info.to_wire() for info in self.store.pending()],
             "journal": {"path": str(self.journal.path), "error": problem or None},
             "awaited": self._waiters.awaited(),
+            "decided": decided_recently(self.store.live() + self.store.recent()),
         }
 
     def _on_event(self, event: str, info: RequestInfo, fields: dict[str, Any]) -> None:

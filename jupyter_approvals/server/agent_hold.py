@@ -14,7 +14,7 @@ from typing import Any
 
 from ..core import errors
 from ..core.fingerprint import fingerprint
-from ..core.model import Lease, Origin, RequestInfo
+from ..core.model import Lease, Origin, RequestInfo, decided_recently
 from ..core.policy import Clock, Limits, enforced
 from ..core.store import ApprovalStore
 from ..core.visible import make_visible
@@ -174,6 +174,11 @@ class AgentHold:
     def journal_agent(self, event: str, agent: str, by: str | None, **fields: Any) -> None:
         """A line about an agent itself (paused, resumed) in the server root's journal."""
         self._journals.append(event, None, agent=agent, decided_by=by, held_at="server", **fields)
+
+    def decided(self) -> list[dict[str, Any]]:
+        """The latest decisions of held requests, newest first (as kernels list theirs)."""
+        infos = [info for store in self._stores.values() for info in store.live() + store.recent()]
+        return [{**entry, "held_at": "server"} for entry in decided_recently(infos)]
 
     def get(self, request_id: str) -> RequestInfo | None:
         """The held request ``request_id``, if the server holds it."""

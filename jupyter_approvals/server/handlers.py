@@ -183,6 +183,9 @@ class PendingHandler(ApprovalsHandler):
             item.setdefault("held_at", "kernel")
 
         rows, listing = await self.links.snapshot()
+        # The newest decision anywhere (a card, the sidebar, held code), for the sidebar.
+        latest = [d for d in (listing["last_decision"], *self.gate.hold.decided()[:1]) if d]
+        listing["last_decision"] = max(latest, key=lambda d: str(d["decided_at"]), default=None)
         keyed = [((*row.key, notebook_of(str(row.key[0]))), row) for row in rows]
         held = self.gate.hold.listing(shown=True)
         rendered: PendingRows = self.settings[PENDING_ROWS_SETTING]

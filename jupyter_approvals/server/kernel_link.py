@@ -305,6 +305,7 @@ class KernelLink:
 
 
 _REQUEST_ID = re.compile(r"[0-9a-f]{16}")
+_DECIDED_FIELDS = ("id", "action", "summary", "status", "channel", "decided_at")
 
 
 def _text(value: object) -> str | None:
@@ -317,6 +318,7 @@ def _well_formed(data: dict[str, Any]) -> dict[str, Any]:
     requests = data.get("requests")
     journal = data.get("journal")
     awaited = data.get("awaited")
+    decided = data.get("decided")
     return {
         "kernel_id": _text(data.get("kernel_id")),
         "notebook_path": _text(data.get("notebook_path")),
@@ -335,6 +337,14 @@ def _well_formed(data: dict[str, Any]) -> dict[str, Any]:
         if isinstance(journal, dict)
         else {"path": None, "error": None},
         "awaited": [a for a in awaited if isinstance(a, str)] if isinstance(awaited, list) else [],
+        "decided": [
+            {key: _text(entry.get(key)) for key in _DECIDED_FIELDS}
+            for entry in (decided if isinstance(decided, list) else [])
+            if isinstance(entry, dict)
+            and isinstance(entry.get("id"), str)
+            and _REQUEST_ID.fullmatch(entry["id"])
+            and isinstance(entry.get("decided_at"), str)
+        ],
     }
 
 

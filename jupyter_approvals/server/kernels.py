@@ -290,6 +290,7 @@ class KernelLinks:
         busy: list[str] = []
         without: list[str] = []
         journal_errors: list[dict[str, str]] = []
+        decided: list[dict[str, Any]] = []
         for kernel_id in self.running():
             link = self._links.get(kernel_id)
             if link is None or link.approvals is None or link.listing is None:
@@ -313,7 +314,9 @@ class KernelLinks:
                     key = (kernel_id, request.get("id"), link.version, kernel_busy, decide_now)
                     rows.append(Row(key, item))
             journal_errors.extend(self._journal_errors(kernel_id, link.listing))
+            decided.extend({**d, "kernel_id": kernel_id} for d in link.listing["decided"])
         return rows, {
+            "last_decision": max(decided, key=lambda d: str(d["decided_at"]), default=None),
             "unanswered_kernels": unanswered,
             "busy_kernels": busy,
             "kernels_without_approvals": without,

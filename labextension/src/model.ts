@@ -18,6 +18,7 @@ import {
   IAgent,
   IApprovalsModel,
   IConnection,
+  IDecided,
   ILastDecision,
   IPendingChange,
   IPendingReply,
@@ -129,6 +130,7 @@ export class ApprovalsModel implements IApprovalsModel, IDisposable {
       return current;
     }
     this._setVerdict(key, { state: 'sending', decision });
+    this._decidedHere.add(item.id);
     let verdict: Verdict;
     try {
       const body = { decision, fingerprint: item.fingerprint, reason };
@@ -171,6 +173,7 @@ export class ApprovalsModel implements IApprovalsModel, IDisposable {
         this._updateClock(date);
       }
       this._apply(body);
+      this._follow(body.last_decision ?? null);
       if (this._polls++ % AGENT_POLLS === 0) {
         await this._pollAgents();
       }
@@ -263,6 +266,38 @@ export class ApprovalsModel implements IApprovalsModel, IDisposable {
     }
   }
 
+  /** Show a decision made anywhere else (a card, another frontend) once it is the latest. */
+  private _follow(latest: IDecided | null): void {
+    const key = latest ? `${latest.kernel_id ?? 'held'}/${latest.id}/${latest.decided_at}` : '';
+    const first = this._latestSeen === undefined;
+    if (key === this._latestSeen) {
+      return;
+    }
+    this._latestSeen = key;
+    // What was decided before this sidebar started is history, not news; and a decision this
+    // sidebar sent is shown already, with its own verdict.
+    if (first || latest === null || this._decidedHere.has(latest.id)) {
+      return;
+    }
+    const rejected = latest.status === 'rejected';
+    const verdict: Verdict =
+      latest.status === 'auto_answered'
+        ? {
+            state: 'error',
+            decision: 'approve',
+            code: 'APPROVAL_AUTO_ANSWERED',
+            message: 'answered sooner than a person reads; nothing ran'
+          }
+        : { state: 'ok', decision: rejected ? 'reject' : 'approve', status: latest.status };
+    this._lastDecision = {
+      action: latest.action ?? '',
+      summary: latest.summary ?? '',
+      verdict,
+      elsewhere: latest.channel === 'card' ? 'in the card' : `via ${latest.channel ?? '?'}`
+    };
+    this._lastDecisionChanged.emit(this._lastDecision);
+  }
+
   private _setConnection(connection: IConnection): void {
     if (JSON.stringify(connection) !== JSON.stringify(this._connection)) {
       this._connection = connection;
@@ -271,6 +306,10 @@ export class ApprovalsModel implements IApprovalsModel, IDisposable {
   }
 
   private _lastDecision: ILastDecision | null = null;
+  /** The key of the latest decision the server named (undefined before the first poll). */
+  private _latestSeen: string | undefined = undefined;
+  /** Ids of the requests this sidebar sent a decision for. */
+  private _decidedHere = new Set<string>();
   private _lastDecisionChanged = new Signal<this, ILastDecision | null>(this);
 
   private _setVerdict(key: string, verdict: Verdict): void {

@@ -164,7 +164,10 @@ export class ApprovalsPanel extends Panel {
         : verdict.state === 'error'
           ? `not decided — ${verdict.code}: ${verdict.message}`
           : 'sending…';
-    const text = el('p', 'jpa-Sidebar-note', { text: `Last decision, ${what} — ${outcome}` });
+    const where = last.elsewhere ? ` (${last.elsewhere})` : '';
+    const text = el('p', 'jpa-Sidebar-note', {
+      text: `Last decision, ${what} — ${outcome}${where}`
+    });
     const close = document.createElement('button');
     close.className = 'jpa-Sidebar-last-close';
     close.textContent = '×';

@@ -44,6 +44,20 @@ export interface IJournalError {
   elsewhere?: string;
 }
 
+/** The latest decision the server knows of, wherever it was made (section 6.1). */
+export interface IDecided {
+  id: string;
+  action: string | null;
+  summary: string | null;
+  /** The request's status now: `approved`, `rejected`, `auto_answered`, `executed`, ... */
+  status: string | null;
+  /** Where it was decided: `card`, `sidebar`, `comm`, `pause`. */
+  channel: string | null;
+  decided_at: string;
+  kernel_id?: string;
+  held_at?: 'server';
+}
+
 /** The answer of `GET pending`. */
 export interface IPendingReply {
   pending: IPendingRequest[];
@@ -52,6 +66,7 @@ export interface IPendingReply {
   busy_kernels?: string[];
   kernels_without_approvals: string[];
   journal_errors: IJournalError[];
+  last_decision?: IDecided | null;
 }
 
 export type Decision = 'approve' | 'reject';
@@ -178,6 +193,8 @@ export interface ILastDecision {
   action: string;
   summary: string;
   verdict: Verdict;
+  /** Where it was made, when not in this sidebar (`card`, another frontend, a pause). */
+  elsewhere?: string;
 }
 
 /** The pending requests of every kernel, polled from the server extension. */

@@ -664,6 +664,74 @@ describe('decisions', () => {
     expect(last).toEqual([expected, null]);
   });
 
+  it('follows a decision made elsewhere, but not one made before it started', async () => {
+    // Given a server whose latest decision was made before the sidebar started
+    const before = {
+      id: 'old',
+      action: 'file.delete',
+      summary: 'Delete old.csv',
+      status: 'approved',
+      channel: 'card',
+      decided_at: '2024-05-01T11:00:00.000Z',
+      kernel_id: 'k1'
+    };
+    server.extra = { last_decision: before };
+    const model = await polledModel();
+    const last = record(model.lastDecisionChanged);
+    expect(model.lastDecision).toBeNull();
+
+    // When a person rejects another request in its card, and the next poll names it
+    server.extra = {
+      last_decision: {
+        ...before,
+        id: 'new',
+        summary: 'Delete new.csv',
+        status: 'rejected',
+        decided_at: '2024-05-01T12:00:01.000Z'
+      }
+    };
+    await model.refresh();
+    await model.refresh();
+
+    // Then the last decision says so, and where it was made, once
+    const expected = {
+      action: 'file.delete',
+      summary: 'Delete new.csv',
+      verdict: { state: 'ok', decision: 'reject', status: 'rejected' },
+      elsewhere: 'in the card'
+    };
+    expect(model.lastDecision).toEqual(expected);
+    expect(last).toEqual([expected]);
+  });
+
+  it('does not repeat as news a decision this sidebar made', async () => {
+    // Given a decision sent from this sidebar
+    const item = request('a');
+    server.extra = { last_decision: null };
+    const model = await polledModel(item);
+    vi.mocked(postDecision).mockResolvedValue(approved);
+    await model.decide(item, 'approve', '');
+    const last = record(model.lastDecisionChanged);
+
+    // When the server names it as the latest decision
+    server.extra = {
+      last_decision: {
+        id: 'a',
+        action: item.action,
+        summary: item.summary,
+        status: 'approved',
+        channel: 'sidebar',
+        decided_at: '2024-05-01T12:00:02.000Z',
+        kernel_id: 'k1'
+      }
+    };
+    await model.refresh();
+
+    // Then the sidebar's own verdict stays, without a second note
+    expect(last).toEqual([]);
+    expect(model.lastDecision?.elsewhere).toBeUndefined();
+  });
+
   it('forgets the verdict of an item the server no longer lists', async () => {
     // Given an item that was approved
     const item = request('a');

@@ -243,6 +243,27 @@ def test_a_rejection_with_a_reason_typed_in_the_sidebar_reaches_the_next_call(
     save_screenshot(page, "sidebar-3-rejected")
 
 
+def test_the_last_decision_note_follows_a_decision_made_in_the_card(
+    lab_server: LabServer, notebook: Path, page: Page
+):
+    # Given the first protected call's card, and the sidebar open next to the notebook
+    _nb, _cells, card, seen = open_first_call(page, lab_server, notebook)
+    sidebar = Sidebar(page)
+    sidebar.open()
+    [pending] = lab_server.pending()
+    expect(sidebar.item(pending["id"])).to_be_visible()
+
+    # When the person approves in the card, not in the sidebar
+    pause_like_a_person(seen)
+    card.get_by_role("button", name="Approve").click()
+    expect(card).to_have_attribute("data-state", "approved")
+
+    # Then the sidebar's last-decision note says so, and where it was made
+    last = page.get_by_test_id("jpa-sidebar-last-decision")
+    expect(last).to_contain_text("Write quickstart-output/sales.csv")
+    expect(last).to_contain_text("approved (in the card)")
+
+
 def test_a_busy_kernel_keeps_its_item_and_the_reason_being_typed(
     lab_server: LabServer, notebook: Path, page: Page
 ):

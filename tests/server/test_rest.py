@@ -40,6 +40,7 @@ async def test_no_kernels_no_pending(jp_fetch):
         "busy_kernels": [],
         "kernels_without_approvals": [],
         "journal_errors": [],
+        "last_decision": None,
     }
 
 
@@ -486,3 +487,44 @@ async def test_a_kernel_whose_journal_cannot_be_written_is_reported_by_the_docto
     assert (await kernel.run("resource.setrlimit(resource.RLIMIT_FSIZE, (_soft, _hard))"))[
         "status"
     ] == "ok"
+
+
+async def test_the_list_names_the_latest_decision_wherever_it_was_made(jp_fetch, kernels):
+    # Given two pending requests, one rejected from the sidebar and then one approved through
+    # another frontend of the kernel (as the card does)
+    kernel = await kernels()
+    await kernel.run(SETUP)
+    first = await kernel.pending_call("save('a', 'a.txt')")
+    second = await kernel.pending_call("save('b', 'b.txt')")
+    await asyncio.sleep(HUMAN_PAUSE_S)
+    body = {"decision": "reject", "fingerprint": first["fingerprint"]}
+    assert (await post_decision(jp_fetch, kernel.id, first["request_id"], body))[0] == 200
+    listing = await get_json(jp_fetch, "pending")
+    assert (listing["last_decision"]["id"], listing["last_decision"]["status"]) == (
+        first["request_id"],
+        "rejected",
+    )
+    import uuid
+
+    client, comm_id = kernel.client, uuid.uuid4().hex
+    decide = {"op": "decide", "id": second["request_id"], "decision": "approve"}
+    decide.update(fingerprint=second["fingerprint"], reason="")
+    for msg_type, content in (
+        ("comm_open", {"comm_id": comm_id, "target_name": "jupyter_approvals", "data": {}}),
+        ("comm_msg", {"comm_id": comm_id, "data": decide}),
+    ):
+        client.shell_channel.send(client.session.msg(msg_type, content))
+    # When the sidebar lists
+    for _ in range(50):
+        listing = await get_json(jp_fetch, "pending")
+        if listing["last_decision"]["id"] == second["request_id"]:
+            break
+        await asyncio.sleep(0.1)
+    # Then it names that latest decision, where it was made, and in which kernel
+    last = listing["last_decision"]
+    assert (last["id"], last["status"], last["channel"], last["kernel_id"]) == (
+        second["request_id"],
+        "approved",
+        "comm",
+        kernel.id,
+    )
