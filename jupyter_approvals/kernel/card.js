@@ -129,8 +129,9 @@ function render({ model, el: root }) {
 
   function tick() {
     const state = model.get("state");
-    const shows = state === "pending" || state === "approved";
-    clock.textContent = shows ? `${timeLeft(model.get("expires_at"))} left` : "";
+    // Say what the clock counts: the time to answer, then the time to use the approval.
+    const counts = { pending: "answer within", approved: "use within" }[state];
+    clock.textContent = counts ? `${counts} ${timeLeft(model.get("expires_at"))}` : "";
   }
 
   model.on("change", sync);

@@ -24,7 +24,7 @@ export function shortFingerprint(fingerprint: string): string {
   return fingerprint.startsWith('sha256:') ? fingerprint.slice(7, 19) : fingerprint;
 }
 
-/** `m:ss` left until `expiresAt`, or `expired`. */
+/** `answer within m:ss` (the time left until `expiresAt`), or `expired`. */
 export function timeLeft(expiresAt: string, now: number): string {
   const ms = Date.parse(expiresAt) - now;
   if (Number.isNaN(ms)) {
@@ -34,7 +34,7 @@ export function timeLeft(expiresAt: string, now: number): string {
     return 'expired';
   }
   const s = Math.floor(ms / 1000);
-  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')} left`;
+  return `answer within ${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
 }
 
 /** A notebook path the document manager can open: relative to the server root. */

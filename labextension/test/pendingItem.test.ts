@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 
-import { PendingItem } from '../src/pendingItem';
+import { PendingItem, timeLeft } from '../src/pendingItem';
 import { IPendingRequest } from '../src/tokens';
 
 function request(extra: Partial<IPendingRequest> = {}): IPendingRequest {
@@ -66,5 +66,15 @@ describe('PendingItem of a busy kernel', () => {
     // Then nothing stops the person
     expect(row(item, 'jpa-sidebar-busy').hidden).toBe(true);
     expect((row(item, 'jpa-sidebar-approve') as HTMLButtonElement).disabled).toBe(false);
+  });
+});
+
+describe('timeLeft', () => {
+  it('says what it counts: the time left to answer', () => {
+    // Given a request that expires 9 min 5 s from now, then one that has expired
+    const now = Date.parse('2026-12-01T10:00:55.000Z');
+    // Then the clock reads as the time to answer, and says when it is over
+    expect(timeLeft('2026-12-01T10:10:00.000Z', now)).toBe('answer within 9:05');
+    expect(timeLeft('2026-12-01T10:00:00.000Z', now)).toBe('expired');
   });
 });

@@ -36,7 +36,9 @@ DOC_SIDEBAR_SCREENSHOT = REPO / "docs" / "images" / "sidebar.png"
 TARGET = Path("quickstart-output") / "sales.csv"
 EXPECTED_CSV = b"region,units\r\nnorth,120\r\nsouth,95\r\neast,143\r\n"  # csv.writer's lines
 #: The countdown of the card and of a sidebar item.
-TIME_LEFT = re.compile(r"^\d+:[0-5]\d left$")
+#: A countdown says what it counts: the time to answer, then the time to use the approval.
+TIME_LEFT = re.compile(r"^answer within \d+:[0-5]\d$")
+USE_WITHIN = re.compile(r"^use within \d+:[0-5]\d$")
 
 #: Debian's chromium; ``playwright install`` browsers are not used.
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
