@@ -61,7 +61,12 @@ function render({ model, el: root }) {
   reason.setAttribute("aria-label", "Reason");
   const approve = el("button", "jpa-approve", "Approve");
   const reject = el("button", "jpa-reject", "Reject");
-  actions.append(reason, approve, reject);
+  // The reading floor: Approve and Reject wait until a person could have read the card, with
+  // a countdown. The kernel refuses sooner answers on every path anyway; here nobody can run
+  // into that dead end by clicking too soon.
+  const readableAt = Date.now() + (model.get("min_answer_ms") || 0);
+  const floor = el("span", "jpa-floor");
+  actions.append(reason, approve, reject, floor);
 
   const status = el("div", "jpa-status");
   const notice = el("div", "jpa-notice");
@@ -79,9 +84,12 @@ function render({ model, el: root }) {
   function settle() {
     clearTimeout(inFlight);
     inFlight = null;
-    approve.disabled = false;
-    reject.disabled = false;
+    const reading = Math.max(0, readableAt - Date.now());
+    approve.disabled = reading > 0;
+    reject.disabled = reading > 0;
+    floor.textContent = reading > 0 ? `read first: ${Math.ceil(reading / 1000)} s` : "";
   }
+  const opens = setTimeout(settle, Math.max(0, readableAt - Date.now()) + 20);
 
   function decide(decision) {
     if (inFlight !== null) return;
@@ -132,6 +140,7 @@ function render({ model, el: root }) {
     // Say what the clock counts: the time to answer, then the time to use the approval.
     const counts = { pending: "answer within", approved: "use within" }[state];
     clock.textContent = counts ? `${counts} ${timeLeft(model.get("expires_at"))}` : "";
+    if (inFlight === null) settle(); // the floor's countdown
   }
 
   model.on("change", sync);
@@ -140,6 +149,7 @@ function render({ model, el: root }) {
   return () => {
     clearInterval(timer);
     clearTimeout(inFlight);
+    clearTimeout(opens);
     model.off("change", sync);
   };
 }

@@ -10,6 +10,10 @@ export interface IItemHandlers {
   open(item: IPendingRequest): void;
 }
 
+/** How long a new row's buttons wait, so that a person reads before answering; the kernel
+ * refuses sooner answers on every path anyway (its `min_answer_seconds`, 1 s by default). */
+export const READING_FLOOR_MS = 1000;
+
 /** Previews up to this size start expanded; longer ones start collapsed. */
 const SHORT_PREVIEW = { chars: 400, lines: 8 };
 
@@ -89,7 +93,9 @@ export class PendingItem {
     this._approve.addEventListener('click', () => this._decide('approve'));
     this._reject.addEventListener('click', () => this._decide('reject'));
     const buttons = el('div', 'jpa-Sidebar-buttons');
-    buttons.append(this._approve, this._reject);
+    buttons.append(this._approve, this._reject, this._floor);
+    this._readableAt = Date.now() + READING_FLOOR_MS;
+    this._opens = window.setTimeout(() => this._syncButtons(), READING_FLOOR_MS + 20);
     const actions = el('div', 'jpa-Sidebar-actions');
     actions.append(this._reason, buttons);
 
@@ -135,6 +141,11 @@ export class PendingItem {
     this._syncButtons();
   }
 
+  /** Stop the row's timers (it left the list). */
+  dispose(): void {
+    window.clearTimeout(this._opens);
+  }
+
   /** Count down to the request's expiry. */
   tick(now: number): void {
     const left = timeLeft(this._item.expires_at, now);
@@ -175,9 +186,12 @@ export class PendingItem {
     const state = this._verdictState?.state;
     // Disabled while the POST is out, and for good once it was decided. An expired request
     // stays answerable: the server, whose clock counts, says whether it timed out.
-    const disabled = state === 'sending' || state === 'ok' || this._item.decide_now === false;
+    const reading = Math.max(0, this._readableAt - Date.now());
+    const disabled =
+      state === 'sending' || state === 'ok' || this._item.decide_now === false || reading > 0;
     this._approve.disabled = disabled;
     this._reject.disabled = disabled;
+    setText(this._floor, reading > 0 ? `read first: ${Math.ceil(reading / 1000)} s` : '');
   }
 
   private _toggleFingerprint(): void {
@@ -243,6 +257,9 @@ export class PendingItem {
   private _approve = el('button', 'jpa-Sidebar-approve', { testid: 'jpa-sidebar-approve' });
   private _reject = el('button', 'jpa-Sidebar-reject', { testid: 'jpa-sidebar-reject' });
   private _verdict = el('div', 'jpa-Sidebar-verdict', { testid: 'jpa-sidebar-verdict' });
+  private _floor = el('span', 'jpa-Sidebar-floor', { testid: 'jpa-sidebar-floor' });
+  private _readableAt = 0;
+  private _opens = 0;
   private _busy = el('p', 'jpa-Sidebar-note jpa-Sidebar-busy', {
     testid: 'jpa-sidebar-busy',
     text: 'The kernel is running a cell: this can be decided when the cell has ended.'

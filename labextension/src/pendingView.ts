@@ -66,7 +66,9 @@ export class PendingView extends Widget {
 
   private _onChanged(model: IApprovalsModel, change: IPendingChange): void {
     for (const key of change.removed) {
-      this._rows.get(key)?.node.remove();
+      const gone = this._rows.get(key);
+      gone?.dispose();
+      gone?.node.remove();
       this._rows.delete(key);
     }
     const now = model.now();

@@ -1,9 +1,9 @@
 // A row of the sidebar while its kernel runs a cell: the server's copy keeps it listed, and it
 // can be decided only once the kernel can take the decision (docs/protocol.md 6.1).
 
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
-import { PendingItem, timeLeft } from '../src/pendingItem';
+import { PendingItem, READING_FLOOR_MS, timeLeft } from '../src/pendingItem';
 import { IPendingRequest } from '../src/tokens';
 
 function request(extra: Partial<IPendingRequest> = {}): IPendingRequest {
@@ -33,6 +33,36 @@ function row(item: PendingItem, testid: string): HTMLElement {
 
 const handlers = { decide: () => undefined, open: () => undefined };
 
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** Let the reading floor of every row made so far pass. */
+function afterTheFloor(): void {
+  vi.advanceTimersByTime(READING_FLOOR_MS + 50);
+}
+
+describe('PendingItem of a new request', () => {
+  it('keeps its buttons off for the reading floor, with a countdown', () => {
+    // Given a row just shown
+    const item = new PendingItem(request(), handlers);
+    const approve = row(item, 'jpa-sidebar-approve') as HTMLButtonElement;
+
+    // Then it cannot be answered yet, and says how long to read
+    expect(approve.disabled).toBe(true);
+    expect(row(item, 'jpa-sidebar-floor').textContent).toBe('read first: 1 s');
+
+    // When the floor has passed, Then the buttons work and the countdown is gone
+    afterTheFloor();
+    expect(approve.disabled).toBe(false);
+    expect(row(item, 'jpa-sidebar-floor').textContent).toBe('');
+  });
+});
+
 describe('PendingItem of a busy kernel', () => {
   it('says why it cannot be decided now and keeps its buttons off', () => {
     // Given a row whose kernel runs a cell that awaits no decision
@@ -51,6 +81,7 @@ describe('PendingItem of a busy kernel', () => {
     reason.value = 'checked the totals';
 
     // When the next poll says the kernel is idle
+    afterTheFloor();
     item.update(request({ kernel_busy: false, decide_now: true }));
 
     // Then the note goes, the buttons work, and the reason is still there
@@ -62,6 +93,7 @@ describe('PendingItem of a busy kernel', () => {
   it('can be decided while a cell of the busy kernel awaits the decision', () => {
     // Given a row whose kernel is busy with a cell awaiting wait()
     const item = new PendingItem(request({ kernel_busy: true, decide_now: true }), handlers);
+    afterTheFloor();
 
     // Then nothing stops the person
     expect(row(item, 'jpa-sidebar-busy').hidden).toBe(true);

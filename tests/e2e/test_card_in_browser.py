@@ -146,37 +146,29 @@ def test_a_person_approves_in_the_card_and_the_next_call_runs_once(
     assert nb.errors == []
 
 
-def test_an_approve_click_within_a_second_is_auto_answered_and_nothing_runs(
+def test_approve_and_reject_wait_for_the_reading_floor_with_a_countdown(
     lab_server: LabServer, notebook: Path, page: Page
 ):
-    # Given the first protected call's card
+    # Given the first protected call's card, just shown
     nb, cells, card, _seen = open_first_call(page, lab_server, notebook)
     request_id = request_id_shown(nb, cells.first_call)
 
-    # When Approve is pressed at once, sooner than a person reads
-    button(card, "Approve").click()
+    # Then Approve and Reject cannot be pressed yet, and the card says how long to read
+    expect(button(card, "Approve")).to_be_disabled()
+    expect(button(card, "Reject")).to_be_disabled()
+    expect(card.locator(".jpa-floor")).to_have_text(re.compile(r"^read first: \d+ s$"))
+    save_screenshot(card, "floor-1-card-reading")
 
-    # Then the card shows the answer was not counted, and offers no answers any more
-    expect(card).to_have_attribute("data-state", "auto_answered")
-    expect(card.locator(".jpa-status")).to_contain_text("faster than a person reads")
-    expect(button(card, "Approve")).to_be_hidden()
-    save_screenshot(card, "auto-1-card-auto-answered")
+    # When the person presses Approve as soon as it can be pressed
+    button(card, "Approve").click()  # waits until it is enabled, as a person would
 
-    # When the call is made again
-    nb.run(cells.call_again)
-
-    # Then it raises ApprovalAutoAnswered in the output and wrote nothing
-    output = nb.output(cells.call_again)
-    expect(output).to_contain_text("ApprovalAutoAnswered")
-    expect(output).to_contain_text("APPROVAL_AUTO_ANSWERED")
-    assert not (notebook.parent / TARGET).exists()
-    save_screenshot(page, "auto-2-notebook")
-
-    # And the journal records the too-fast answer from the card, and no run
+    # Then the answer counts: approved, no countdown, and the journal has no too-fast answer
+    expect(card).to_have_attribute("data-state", "approved")
+    expect(card.locator(".jpa-floor")).to_have_text("")
     events = {line["event"]: line for line in lab_server.events_of(request_id)}
-    assert events["auto_answered"]["channel"] == "card"
-    assert events["auto_answered"]["latency_ms"] < 1000
-    assert not {"approved", "executed"} & events.keys(), events.keys()
+    assert "auto_answered" not in events
+    assert events["approved"]["channel"] == "card"
+    assert events["approved"]["latency_ms"] >= 1000
     assert nb.errors == []
 
 
