@@ -89,10 +89,10 @@ class KernelLink:
         questions, which make the kernel busy for a moment, do not count."""
         return None if self._busy_with is None else bool(self._busy_with)
 
-    def lists(self, request_id: str) -> bool:
-        """Whether the kernel's last listing has ``request_id`` among its pending requests."""
-        requests = (self.listing or {}).get("requests") or []
-        return any(isinstance(r, dict) and r.get("id") == request_id for r in requests)
+    def listed(self, request_id: str) -> dict[str, Any] | None:
+        """The pending request ``request_id`` as the kernel's last listing has it, else None."""
+        requests = self.listing["requests"] if self.listing is not None else []
+        return next((r for r in requests if r["id"] == request_id), None)
 
     def forget_kernel_state(self) -> None:
         """Drop everything known of the kernel's process (it restarted or died)."""

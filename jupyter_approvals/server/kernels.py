@@ -196,7 +196,7 @@ class KernelLinks:
             raise NoApprovals(kernel_id)
         if self.busy(kernel_id) and not link.awaited():
             # A busy kernel still publishes every change, so its listing is current.
-            if link.listing is not None and not link.lists(request_id):
+            if link.listing is not None and link.listed(request_id) is None:
                 raise NotListed(request_id)
             raise KernelBusy(kernel_id)
         message = {
@@ -303,16 +303,16 @@ class KernelLinks:
             if kernel_busy:
                 busy.append(kernel_id)
             decide_now = not kernel_busy or link.awaited()
-            for request in link.listing.get("requests") or []:
-                if isinstance(request, dict):
-                    item = {
-                        **request,
-                        "kernel_id": kernel_id,
-                        "kernel_busy": kernel_busy,
-                        "decide_now": decide_now,
-                    }
-                    key = (kernel_id, request.get("id"), link.version, kernel_busy, decide_now)
-                    rows.append(Row(key, item))
+            # The listing has its documented shape (kernel_link._well_formed).
+            for request in link.listing["requests"]:
+                item = {
+                    **request,
+                    "kernel_id": kernel_id,
+                    "kernel_busy": kernel_busy,
+                    "decide_now": decide_now,
+                }
+                key = (kernel_id, request["id"], link.version, kernel_busy, decide_now)
+                rows.append(Row(key, item))
             journal_errors.extend(self._journal_errors(kernel_id, link.listing))
             decided.extend({**d, "kernel_id": kernel_id} for d in link.listing["decided"])
         return rows, {
@@ -327,27 +327,24 @@ class KernelLinks:
         """Whether the kernel's last listing has ``request_id`` pending, and the notebook that
         request (else the kernel's session) names."""
         link = self._links.get(kernel_id)
-        for request in ((link.listing if link else None) or {}).get("requests") or []:
-            if isinstance(request, dict) and request.get("id") == request_id:
-                path = request.get("notebook_path")
-                return True, path if isinstance(path, str) else self._notebook_of(kernel_id)
-        return False, self._notebook_of(kernel_id) if link is not None else None
+        if link is None:
+            return False, None
+        request = link.listed(request_id)
+        path = request.get("notebook_path") if request is not None else None
+        return request is not None, path if isinstance(path, str) else self._notebook_of(kernel_id)
 
     def journals_elsewhere(self) -> set[str]:
         """Journal files outside the server's state directory that kernels of this server
         wrote to (since the server started: one that stopped is remembered)."""
         for link in self._links.values():
-            journal = (link.listing or {}).get("journal")
-            if isinstance(journal, dict):
-                elsewhere = _outside(journal.get("path"), self._state_dir)
+            if link.listing is not None:
+                elsewhere = _outside(link.listing["journal"]["path"], self._state_dir)
                 if elsewhere is not None and len(self._elsewhere) < MAX_ELSEWHERE:
                     self._elsewhere.add(elsewhere)
         return set(self._elsewhere)
 
     def _journal_errors(self, kernel_id: str, listing: dict[str, Any]) -> list[dict[str, str]]:
-        journal = listing.get("journal") or {}
-        if not isinstance(journal, dict):
-            return []
+        journal = listing["journal"]
         found = []
         error = journal.get("error")
         if error:
