@@ -212,6 +212,13 @@ class ApprovalInvalidArgument(ApprovalRefused):
     code = "APPROVAL_INVALID_ARGUMENT"
 
 
+class ApprovalInvalidPreview(ApprovalRefused):
+    """A preview function returned a structured preview that does not have the documented
+    shape (docs/protocol.md 4.1); no request was opened and nothing ran."""
+
+    code = "APPROVAL_INVALID_PREVIEW"
+
+
 class ApprovalMissingDependency(ApprovalUnavailable):
     """An optional package an operation needs is missing; ``details["extra"]`` names the extra."""
 

@@ -119,6 +119,8 @@ class RequestInfo:
     code: str | None = None
     #: Which calls compete for one approval (see ``protected(target=...)``); not on the wire.
     slot: str = ""
+    #: The structured preview (docs/protocol.md 4.1), checked and escaped; None if none.
+    structured: dict[str, Any] | None = None
 
     def to_wire(self) -> dict[str, Any]:
         """The JSON form of the comm contract (docs/protocol.md)."""
@@ -128,6 +130,7 @@ class RequestInfo:
             "summary": self.summary,
             "preview": self.preview,
             "preview_omitted": self.preview_omitted,
+            "structured": self.structured,
             "fingerprint": self.fingerprint,
             "function": self.function,
             "status": self.status.value,
@@ -185,6 +188,7 @@ class Request:
     code: str | None = None
     approval: Approval | None = None
     reported: bool = False
+    structured: dict[str, Any] | None = None
 
     def info(self) -> RequestInfo:
         """A frozen snapshot of this request as it is now."""
@@ -207,6 +211,7 @@ class Request:
             approval_expires_at=self.approval.expires_at if self.approval else None,
             code=self.code,
             slot=self.slot,
+            structured=self.structured,
         )
 
 

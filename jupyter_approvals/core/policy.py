@@ -24,6 +24,8 @@ MIN_ANSWER_S = 1.0
 MAX_PENDING = 20
 #: Previews are cut to this many characters in the card and in comm messages.
 MAX_PREVIEW_CHARS = 20_000
+#: A structured preview's JSON may use this many characters; a longer one is not shown.
+MAX_STRUCTURED_CHARS = 64_000
 #: A summary line is cut to this many characters.
 MAX_SUMMARY_CHARS = 500
 #: A rejection reason longer than this is refused as too large.
@@ -41,6 +43,7 @@ class Limits:
     min_answer_s: float = MIN_ANSWER_S
     max_pending: int = MAX_PENDING
     max_preview_chars: int = MAX_PREVIEW_CHARS
+    max_structured_chars: int = MAX_STRUCTURED_CHARS
     max_summary_chars: int = MAX_SUMMARY_CHARS
     max_reason_chars: int = MAX_REASON_CHARS
     max_ended_kept: int = MAX_ENDED_KEPT
@@ -63,6 +66,7 @@ _SMALLER_IS_STRICTER = {
     "min_answer_s": (False, MIN_ANSWER_S),
     "max_pending": (True, MAX_PENDING),
     "max_preview_chars": (True, MAX_PREVIEW_CHARS),
+    "max_structured_chars": (True, MAX_STRUCTURED_CHARS),
     "max_summary_chars": (True, MAX_SUMMARY_CHARS),
     "max_reason_chars": (True, MAX_REASON_CHARS),
     "max_ended_kept": (True, MAX_ENDED_KEPT),
@@ -73,6 +77,7 @@ _FLOORS = {
     "approval_ttl_s": 1.0,
     "max_pending": 1,
     "max_preview_chars": 200,
+    "max_structured_chars": 2_000,
     "max_summary_chars": 40,
     "max_reason_chars": 0,
     "max_ended_kept": 1,

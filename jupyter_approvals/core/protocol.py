@@ -21,7 +21,15 @@ STAMP_KEY: Final = "jupyter_approvals"
 #: The key in a cell's metadata under which the server marks an agent's cells (7.2).
 CELL_METADATA_KEY: Final = "jupyter_approvals"
 #: The request fields a card's view reports as displayed; they must equal the store's record.
-SHOWN_FIELDS: Final = ("action", "summary", "preview", "preview_omitted", "fingerprint", "function")
+SHOWN_FIELDS: Final = (
+    "action",
+    "summary",
+    "preview",
+    "preview_omitted",
+    "structured",
+    "fingerprint",
+    "function",
+)
 #: Every ``event`` a journal line may have (section 5).
 JOURNAL_EVENTS: Final = frozenset(
     {

@@ -14,6 +14,7 @@ from . import errors
 from .fingerprint import same_fingerprint
 from .model import Approval, Origin, Request, Status
 from .policy import Limits
+from .structured import StructuredRefused, checked_structured
 from .visible import make_visible
 
 
@@ -84,12 +85,21 @@ def new_request(
     slot: str,
     owner: str | None,
     function: str,
+    structured: object = None,
 ) -> Request:
     """The record of a new pending request, its texts escaped and held to the limits."""
     # Escaped before the cut, so the limit holds for what the card really shows.
     preview = make_visible(preview)
     summary = make_visible(summary, keep_lines=False)
     kept_preview = preview[: limits.max_preview_chars]
+    try:
+        kept_structured = checked_structured(structured, limits.max_structured_chars)
+    except StructuredRefused as exc:
+        raise errors.ApprovalInvalidPreview(
+            f"The structured preview does not have the documented shape: {exc}. No request "
+            "was opened and nothing ran; see docs/protocol.md 4.1.",
+            reason=str(exc),
+        ) from None
     return Request(
         id=secrets.token_hex(8),
         action=action,
@@ -105,6 +115,7 @@ def new_request(
         deadline_mono=mono + limits.request_timeout_s,
         owner=owner,
         function=function,
+        structured=kept_structured,
     )
 
 

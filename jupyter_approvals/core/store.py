@@ -68,6 +68,7 @@ class ApprovalStore(EventedState[RequestInfo], StoreViews):
         slot: str | None = None,
         owner: str | None = None,
         function: str = "",
+        structured: object = None,
     ) -> tuple[RequestInfo, bool]:
         """Return the pending request for (action, fingerprint), creating it if there is none.
 
@@ -99,6 +100,7 @@ class ApprovalStore(EventedState[RequestInfo], StoreViews):
                 slot=slot if slot is not None else action,
                 owner=owner,
                 function=function,
+                structured=structured,
             )
             self._table.live[request.id] = request
             self._emit("requested", request)

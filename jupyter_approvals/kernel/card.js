@@ -51,9 +51,19 @@ function render({ model, el: root }) {
   const details = el("details", "jpa-preview");
   details.open = true;
   const detailsSummary = el("summary", "", "Preview");
+  // The structured preview (rendered by views/preview.js) when the request has one, with the
+  // text form one click away; otherwise the text form.
+  const body = el("div", "jpa-preview-body");
+  const textToggle = el("button", "jpa-link jpa-text-toggle", "show as text");
+  let asText = false;
+  textToggle.addEventListener("click", () => {
+    asText = !asText;
+    sync();
+  });
   const pre = el("pre");
   const omitted = el("div", "jpa-omitted");
-  details.append(detailsSummary, pre, omitted);
+  details.append(detailsSummary, textToggle, body, pre, omitted);
+  let renderedDoc;
 
   const actions = el("div", "jpa-actions");
   const reason = el("input", "jpa-reason");
@@ -74,7 +84,7 @@ function render({ model, el: root }) {
 
   card.append(header, summary, origin, fpRow, details, actions, status, notice, journal);
 
-  const SHOWN = ["action", "summary", "preview", "preview_omitted", "fingerprint", "function"];
+  const SHOWN = ["action", "summary", "preview", "preview_omitted", "structured", "fingerprint", "function"];
 
   // One decision per press. A double click would otherwise send a second decision while the
   // kernel answers the first; the kernel refuses it, and that refusal used to show as an error
@@ -123,6 +133,16 @@ function render({ model, el: root }) {
     fpValue.textContent = fullShown ? fp : short(fp);
     fpToggle.textContent = fullShown ? "show short" : "show full";
     pre.textContent = model.get("preview") || "(no preview)";
+    const doc = model.get("structured");
+    textToggle.style.display = doc ? "" : "none";
+    textToggle.textContent = asText ? "show structured" : "show as text";
+    if (doc !== renderedDoc) {
+      body.replaceChildren(...(doc ? [renderStructured(doc)] : []));
+      renderedDoc = doc;
+    }
+    body.style.display = doc && !asText ? "" : "none";
+    pre.style.display = doc && !asText ? "none" : "";
+    omitted.style.display = pre.style.display;
     const left = model.get("preview_omitted");
     omitted.textContent = left ? `… ${left} more characters left out of this preview` : "";
     const live = state === "pending";

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anywidget
-from traitlets import Int, Unicode
+from traitlets import Dict, Int, Unicode
 
 from ..core import errors
 from ..core.fingerprint import short_fingerprint
@@ -28,8 +28,15 @@ from ..core.protocol import SHOWN_FIELDS
 if TYPE_CHECKING:
     from .decisions import Decisions
 
-_ESM = (Path(__file__).parent / "card.js").read_text(encoding="utf-8")
-_CSS = (Path(__file__).parent / "card.css").read_text(encoding="utf-8")
+# The structured preview's renderer is shared with the sidebar (views/preview.js); the card's
+# module is that renderer followed by the card's own view, one ES module.
+_VIEWS = Path(__file__).parent.parent / "views"
+_ESM = (_VIEWS / "preview.js").read_text(encoding="utf-8") + (
+    Path(__file__).parent / "card.js"
+).read_text(encoding="utf-8")
+_CSS = (_VIEWS / "preview.css").read_text(encoding="utf-8") + (
+    Path(__file__).parent / "card.css"
+).read_text(encoding="utf-8")
 
 _FIXED = frozenset(
     {
@@ -38,6 +45,7 @@ _FIXED = frozenset(
         "summary",
         "preview",
         "preview_omitted",
+        "structured",
         "fingerprint",
         "function",
         "min_answer_ms",
@@ -74,6 +82,9 @@ class ApprovalCard(anywidget.AnyWidget):
     summary = Unicode(help="One line saying what will happen.").tag(sync=True)
     preview = Unicode(help="The bounded preview of the change.").tag(sync=True)
     preview_omitted = Int(0, help="Characters of the preview left out.").tag(sync=True)
+    structured = Dict(
+        None, allow_none=True, help="The structured preview (docs/protocol.md 4.1), if any."
+    ).tag(sync=True)
     fingerprint = Unicode(help="sha256 fingerprint of exactly what will run.").tag(sync=True)
     function = Unicode(help="The protected function that will run.").tag(sync=True)
     state = Unicode("pending", help="Status of the request.").tag(sync=True)
@@ -108,6 +119,7 @@ class ApprovalCard(anywidget.AnyWidget):
             summary=info.summary,
             preview=info.preview,
             preview_omitted=info.preview_omitted,
+            structured=info.structured,
             fingerprint=info.fingerprint,
             function=info.function,
             min_answer_ms=int(min_answer_s * 1000),

@@ -18,6 +18,7 @@ from ..core import errors
 from ..core.fingerprint import fingerprint
 from ..core.lease import run_approved, run_approved_async
 from ..core.model import Lease, RequestInfo
+from ..previews.structured import Preview
 from . import handoff
 from .calls import Binder, Call, OutcomeRecorded
 from .preview import default_preview, summary_arguments
@@ -40,7 +41,7 @@ class ProtectedFunction(Generic[P, R]):
         fn: Callable[P, R],
         action: str,
         summary: str | Callable[..., str] | None,
-        preview: Callable[..., str] | None,
+        preview: Callable[..., str | Preview] | None,
         subject: Callable[..., Any] | None,
         target: str | Callable[..., Any] | None,
         prepare: Callable[..., Mapping[str, Any]] | None = None,
@@ -195,11 +196,13 @@ class ProtectedFunction(Generic[P, R]):
         info = existing
         if info is None:
             try:
+                preview = self._render_preview(call.arguments)
                 info, _created = session.store.open_request(
                     action=self.action,
                     fingerprint=call.fingerprint,
                     summary=self._render_summary(call.arguments),
-                    preview=self._render_preview(call.arguments),
+                    preview=preview.text,
+                    structured=preview.structured,
                     origin=session.origin(),
                     slot=call.slot,
                     owner=self._owner,
@@ -221,17 +224,18 @@ class ProtectedFunction(Generic[P, R]):
         except (KeyError, IndexError, ValueError, AttributeError) as exc:
             return f"{self._summary} (summary could not be filled in: {exc!r})"
 
-    def _render_preview(self, arguments: Arguments) -> str:
+    def _render_preview(self, arguments: Arguments) -> Preview:
         if self._preview is None:
-            return default_preview(arguments)
-        return str(self._preview(**arguments))
+            return Preview(default_preview(arguments))
+        made = self._preview(**arguments)
+        return made if isinstance(made, Preview) else Preview(str(made))
 
 
 def protected(
     action: str,
     *,
     summary: str | Callable[..., str] | None = None,
-    preview: Callable[..., str] | None = None,
+    preview: Callable[..., str | Preview] | None = None,
     subject: Callable[..., Any] | None = None,
     target: str | Callable[..., Any] | None = None,
     prepare: Callable[..., Mapping[str, Any]] | None = None,
@@ -240,7 +244,8 @@ def protected(
 
     ``action`` names the operation ("table.write"); an approval is for one action only.
     ``summary`` is a format string over the argument names (or a callable taking them);
-    ``preview`` builds the text a person judges (default: the arguments, shortened);
+    ``preview`` builds the text a person judges (default: the arguments, shortened), or a
+    :class:`~jupyter_approvals.previews.structured.Preview` with a structured form beside it;
     ``subject`` returns the target's current state (say, a ``FileContent`` of the file being
     replaced) so a change of the target after the preview refuses the run;
     ``target`` (an argument name or callable) tells which calls compete for one approval: an

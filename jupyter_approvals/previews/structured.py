@@ -1,0 +1,270 @@
+"""Building a structured preview beside the text one, under the same kind of budget.
+
+A ready operation describes its change twice in one pass: as lines of :class:`.PreviewText`
+(the deterministic ``text/plain`` agents, terminals and nbval read) and as the blocks of a
+:class:`StructuredPreview` (what a card and the sidebar render: counts first, hunks with line
+numbers and changed words, tables of old and new values, highlighted code). The shape is the
+one :mod:`jupyter_approvals.core.structured` checks and docs/protocol.md 4.1 documents.
+
+Like the text, the structured preview is bounded: every string is cut at the text's line
+budget and announced, and once :data:`STRUCTURED_BUDGET` characters are spent every further
+entry is counted, not kept, and listed in ``left_out``. The fingerprint covers everything,
+whatever either preview leaves out.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.structured import STRUCTURED_VERSION
+from ..core.visible import make_visible
+from .text import LINE_BUDGET
+
+#: JSON characters a structured preview may use; below the store's limit
+#: (``max_structured_chars``) so that nothing is refused there.
+STRUCTURED_BUDGET = 48_000
+
+# What one entry and each of its strings cost besides the characters: keys, quotes, brackets
+# (estimates kept on the high side, so the budget holds for the real JSON).
+_ENTRY_COST = 64
+_STRING_COST = 32
+
+
+@dataclass(frozen=True)
+class Preview:
+    """What a preview function returns when it has a structured form too."""
+
+    text: str
+    structured: dict[str, Any] | None = None
+
+
+def clip(value: str) -> str:
+    """``value`` cut at the line budget, the cut announced as in the text preview."""
+    if len(value) <= LINE_BUDGET:
+        return value
+    return f"{value[:LINE_BUDGET]} … ({len(value) - LINE_BUDGET:,} more characters)"
+
+
+class StructuredPreview:
+    """The blocks of one structured preview, under a budget; what does not fit is counted."""
+
+    def __init__(self, budget: int = STRUCTURED_BUDGET) -> None:
+        self.budget = budget
+        self._used = 0
+        self._headline: list[dict[str, Any]] = []
+        self._blocks: list[dict[str, Any]] = []
+        self._left_out: dict[str, int] = {}
+        self._notes: list[str] = []
+
+    @property
+    def full(self) -> bool:
+        """True once the budget is spent."""
+        return self._used >= self.budget
+
+    def spend(self, *texts: str, kind: str) -> bool:
+        """Charge one entry of ``texts``; False, and counted as ``kind``, if it does not fit."""
+        if self._used >= self.budget:
+            self.left_out(1, kind)
+            return False
+        # Counted as the store will keep them: escaped, and JSON-quoted.
+        cost = _ENTRY_COST + sum(
+            len(json.dumps(make_visible(text[: LINE_BUDGET + 1]), ensure_ascii=False))
+            + _STRING_COST
+            for text in texts
+        )
+        if self._used + cost > self.budget:
+            self._used = self.budget
+            self.left_out(1, kind)
+            return False
+        self._used += cost
+        return True
+
+    def left_out(self, count: int, kind: str) -> None:
+        """Record that ``count`` more ``kind`` exist that the preview does not show."""
+        if count > 0:
+            self._left_out[kind] = self._left_out.get(kind, 0) + count
+
+    def note(self, text: str) -> None:
+        """A sentence always shown after the blocks (a skipped computation, a limit reached)."""
+        self._notes.append(clip(text))
+
+    def count(self, label: str, count: int, tone: str = "neutral") -> None:
+        """A headline count ("3 rows added"), shown before every block."""
+        self._headline.append({"label": label, "count": count, "tone": tone})
+
+    def _block(self, kind: str, title: str | None, **fields: Any) -> dict[str, Any] | None:
+        if not self.spend(title or "", kind="blocks"):
+            return None
+        block = {"type": kind, "title": None if title is None else clip(title), **fields}
+        self._blocks.append(block)
+        return block
+
+    def facts(self, items: Iterable[tuple[str, str]], title: str | None = None) -> None:
+        """Labelled values ("program", "/usr/bin/git"); a ``path:`` label prefix marks a path."""
+        block = self._block("facts", title, items=[])
+        if block is None:
+            return
+        for label, value in items:
+            is_path = label.startswith("path:")
+            label = label.removeprefix("path:")
+            if self.spend(label, value, kind="facts"):
+                block["items"].append({"label": clip(label), "value": clip(value), "path": is_path})
+
+    def argv(self, items: Sequence[str], title: str | None = None) -> None:
+        """The exact argument vector of a command, one entry per argument."""
+        block = self._block("argv", title, items=[])
+        if block is None:
+            return
+        for item in items:
+            if self.spend(item, kind="arguments"):
+                block["items"].append(clip(item))
+
+    def request(self, method: str, url: str, title: str | None = None) -> None:
+        """An HTTP method and the exact URL."""
+        self._block("request", title, method=clip(method), url=clip(url))
+
+    def code(self, text: str, language: str, title: str | None = None) -> None:
+        """Code to highlight: as many whole lines as fit, each cut at the line budget."""
+        block = self._block("code", title, language=language, text="")
+        if block is None:
+            return
+        kept: list[str] = []
+        lines = text.split("\n")
+        for index, line in enumerate(lines):
+            if not self.spend(line, kind="code lines"):
+                self.left_out(len(lines) - index - 1, "code lines")
+                break
+            kept.append(clip(line))
+        block["text"] = "\n".join(kept)
+
+    def lines(self, lines: Iterable[str], title: str | None = None, kind: str = "lines") -> None:
+        """Plain lines, as in the text preview."""
+        block = self._block("text", title, lines=[])
+        if block is None:
+            return
+        for line in lines:
+            if self.spend(line, kind=kind):
+                block["lines"].append(clip(line))
+
+    def paths(self, title: str | None = None) -> PathsBlock | None:
+        """A list of paths with a detail each (size, kind); None if the budget is spent."""
+        block = self._block("paths", title, items=[])
+        return None if block is None else PathsBlock(self, block)
+
+    def diff(self, old_path: str, new_path: str, title: str | None = None) -> DiffBlock | None:
+        """A file diff to fill with hunks; None if the budget is spent."""
+        block = self._block(
+            "diff", title, old_path=clip(old_path), new_path=clip(new_path), hunks=[]
+        )
+        return None if block is None else DiffBlock(self, block)
+
+    def table(
+        self, columns: Sequence[tuple[str, str | None, bool]], title: str | None = None
+    ) -> TableBlock | None:
+        """A small table of ``(name, type, is_key)`` columns to fill with rows."""
+        block = self._block(
+            "table",
+            title,
+            columns=[{"name": clip(n), "type": t, "key": k} for n, t, k in columns],
+            rows=[],
+        )
+        return None if block is None else TableBlock(self, block)
+
+    def document(self) -> dict[str, Any]:
+        """The structured preview in its documented shape (docs/protocol.md 4.1)."""
+        return {
+            "version": STRUCTURED_VERSION,
+            "headline": list(self._headline),
+            "blocks": list(self._blocks),
+            "left_out": [{"kind": k, "count": c} for k, c in self._left_out.items()],
+            "notes": list(self._notes),
+        }
+
+
+class PathsBlock:
+    """A ``paths`` block being filled."""
+
+    def __init__(self, owner: StructuredPreview, block: dict[str, Any]) -> None:
+        self._owner = owner
+        self._items: list[dict[str, Any]] = block["items"]
+
+    def add(self, path: str, detail: str | None = None, kind: str = "paths") -> bool:
+        """Append one path; False, and counted, if it does not fit."""
+        if not self._owner.spend(path, detail or "", kind=kind):
+            return False
+        self._items.append({"path": clip(path), "detail": None if detail is None else clip(detail)})
+        return True
+
+
+class DiffBlock:
+    """A ``diff`` block being filled, hunk by hunk."""
+
+    def __init__(self, owner: StructuredPreview, block: dict[str, Any]) -> None:
+        self._owner = owner
+        self._hunks: list[dict[str, Any]] = block["hunks"]
+        self._lines: list[dict[str, Any]] | None = None
+
+    def hunk(self, old_start: int, new_start: int) -> bool:
+        """Start a hunk at these 1-based line numbers; False, and counted, if it does not fit."""
+        if not self._owner.spend("", kind="hunks"):
+            self._lines = None
+            return False
+        hunk: dict[str, Any] = {"old_start": old_start, "new_start": new_start, "lines": []}
+        self._hunks.append(hunk)
+        self._lines = hunk["lines"]
+        return True
+
+    def line(
+        self, op: str, old: int | None, new: int | None, parts: Sequence[tuple[str, bool]]
+    ) -> bool:
+        """Append a line to the current hunk: ``parts`` are ``(text, changed)`` pieces."""
+        texts = [text for text, _ in parts]
+        if self._lines is None or not self._owner.spend(*texts, kind="diff lines"):
+            return False
+        kept: list[dict[str, Any]] = []
+        room = LINE_BUDGET
+        for text, changed in parts:
+            if room <= 0:
+                break
+            piece = text[:room]
+            room -= len(piece)
+            kept.append({"text": piece, "changed": changed})
+        length = sum(len(text) for text in texts)
+        if length > LINE_BUDGET:
+            kept.append(
+                {"text": f" … ({length - LINE_BUDGET:,} more characters)", "changed": False}
+            )
+        self._lines.append({"op": op, "old": old, "new": new, "parts": kept})
+        return True
+
+
+class TableBlock:
+    """A ``table`` block being filled, row by row."""
+
+    def __init__(self, owner: StructuredPreview, block: dict[str, Any]) -> None:
+        self._owner = owner
+        self._width = len(block["columns"])
+        self._rows: list[dict[str, Any]] = block["rows"]
+
+    def row(self, change: str, cells: Sequence[str | tuple[str, str]], kind: str = "rows") -> bool:
+        """Append a row: each cell a text, or ``(old, new)`` for a changed value."""
+        if len(cells) != self._width:
+            raise ValueError(f"a row of this table has {self._width} cells, not {len(cells)}")
+        texts = [part for cell in cells for part in ((cell,) if isinstance(cell, str) else cell)]
+        if not self._owner.spend(*texts, kind=kind):
+            return False
+        self._rows.append(
+            {
+                "change": change,
+                "cells": [
+                    {"text": clip(cell)}
+                    if isinstance(cell, str)
+                    else {"old": clip(cell[0]), "new": clip(cell[1])}
+                    for cell in cells
+                ],
+            }
+        )
+        return True
