@@ -26,13 +26,16 @@ def test_a_built_preview_passes_the_check_unchanged():
     built.request("POST", "https://example.org/api")
     built.code("select 1", "sql")
     diff = built.diff("a.txt", "a.txt (new)")
-    assert diff is not None and diff.hunk(3, 3)
+    assert diff is not None
+    assert diff.hunk(3, 3)
     diff.line("removed", 3, None, [("total = ", False), ("1", True)])
     diff.line("added", None, 3, [("total = ", False), ("2", True)])
     table = built.table([("id", "int64", True), ("units", "int64", False)], title="Changed")
-    assert table is not None and table.row("changed", ["5", ("3", "4")])
+    assert table is not None
+    assert table.row("changed", ["5", ("3", "4")])
     paths = built.paths("Deleted")
-    assert paths is not None and paths.add("data/old.csv", "12 bytes")
+    assert paths is not None
+    assert paths.add("data/old.csv", "12 bytes")
     built.lines(["plain"])
     document = built.document()
     # When the store's check reads it
@@ -89,7 +92,8 @@ def test_a_document_over_the_limit_is_replaced_by_a_note_saying_so():
     # When checked against a small limit
     kept = checked_structured(built.document(), 2_000)
     # Then no block is kept and a note says why
-    assert kept is not None and kept["blocks"] == []
+    assert kept is not None
+    assert kept["blocks"] == []
     assert "over the limit of 2,000" in kept["notes"][0]
 
 
@@ -97,8 +101,9 @@ def test_the_builder_keeps_its_budget_and_counts_what_it_left_out():
     # Given far more diff lines than the budget holds
     built = StructuredPreview()
     diff = built.diff("a", "b")
-    assert diff is not None and diff.hunk(1, 1)
-    kept = sum(diff.line("added", None, n, [("line %d" % n, False)]) for n in range(1, 20_001))
+    assert diff is not None
+    assert diff.hunk(1, 1)
+    kept = sum(diff.line("added", None, n, [(f"line {n}", False)]) for n in range(1, 20_001))
     document = built.document()
     # Then the JSON stays within the budget, and the rest is announced
     compact = json.dumps(checked_structured(document, 64_000), separators=(",", ":"))
@@ -113,7 +118,8 @@ def test_a_long_line_is_cut_at_the_line_budget_and_the_cut_announced():
     built.lines(["y" * 10_000])
     # Then it is cut like the text preview's lines
     line = built.document()["blocks"][0]["lines"][0]
-    assert line.startswith("y" * LINE_BUDGET) and line.endswith("(9,600 more characters)")
+    assert line.startswith("y" * LINE_BUDGET)
+    assert line.endswith("(9,600 more characters)")
 
 
 def test_a_store_refuses_a_malformed_structured_preview_with_a_code():
