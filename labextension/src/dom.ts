@@ -25,3 +25,25 @@ export function el<K extends keyof HTMLElementTagNameMap>(
   }
   return node;
 }
+
+/**
+ * Set `text` as the content of `node`, with a break opportunity after every `/` and `\`, so a
+ * path wraps at its separators rather than inside a name ("orders.csv" stays whole). Only
+ * text nodes and `<wbr>` are made; nothing is parsed as markup. Unchanged text is left as is.
+ */
+export function setBreakableText(node: HTMLElement, text: string): void {
+  if (node.dataset.text === text) {
+    return;
+  }
+  node.dataset.text = text;
+  node.replaceChildren();
+  for (const piece of text.split(/([/\\])/)) {
+    if (!piece) {
+      continue;
+    }
+    node.append(piece);
+    if (piece === '/' || piece === '\\') {
+      node.append(document.createElement('wbr'));
+    }
+  }
+}

@@ -12,6 +12,7 @@ import { ApprovalsModel } from './model';
 import { openRequestingCell } from './openCell';
 import { ApprovalsPanel } from './panel';
 import { NewRequestNotifier } from './notify';
+import { PreviewPanel } from './previewPanel';
 import { IItemHandlers, isOpenable } from './pendingItem';
 import { IApprovalsModel } from './tokens';
 
@@ -55,6 +56,14 @@ const plugin: JupyterFrontEndPlugin<IApprovalsModel> = {
             }
           })
           .catch(reason => console.error('jupyter-approvals: cannot open', path, reason));
+      },
+      openPreview: item => {
+        const id = `jpa-preview-${item.id}`;
+        const open = Array.from(app.shell.widgets('main')).find(widget => widget.id === id);
+        if (!open) {
+          app.shell.add(new PreviewPanel(item), 'main');
+        }
+        app.shell.activateById(id);
       }
     };
     // The history tab offers the journals of the notebooks at hand: the current one first,

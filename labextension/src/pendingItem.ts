@@ -1,21 +1,21 @@
 // One pending request in the sidebar. Its DOM is built once; `update` changes only the text
 // that changed, so a poll never resets the reason being typed or the focus.
 
-import { el } from './dom';
+import { el, setBreakableText } from './dom';
+import { PreviewBody } from './previewView';
 import { Decision, IPendingRequest, Verdict } from './tokens';
 
 /** What a row asks of its list. */
 export interface IItemHandlers {
   decide(item: IPendingRequest, decision: Decision, reason: string): void;
   open(item: IPendingRequest): void;
+  /** Show the request's preview full size in a main-area tab. */
+  openPreview?(item: IPendingRequest): void;
 }
 
 /** How long a new row's buttons wait, so that a person reads before answering; the kernel
  * refuses sooner answers on every path anyway (its `min_answer_seconds`, 1 s by default). */
 export const READING_FLOOR_MS = 1000;
-
-/** Previews up to this size start expanded; longer ones start collapsed. */
-const SHORT_PREVIEW = { chars: 400, lines: 8 };
 
 function setText(node: HTMLElement, text: string): void {
   if (node.textContent !== text) {
@@ -81,9 +81,32 @@ export class PendingItem {
       }
     });
     // The omitted count sits in the summary: visible even while the preview is collapsed.
+    // Every preview starts expanded, as in the card; its headline counts come first.
     const previewTitle = el('summary', 'jpa-Sidebar-previewTitle');
     previewTitle.append('Preview', this._omitted);
-    this._preview.append(previewTitle, this._pre);
+    const body = new PreviewBody(item);
+    const tools = el('div', 'jpa-Sidebar-previewTools');
+    const asText = el('button', 'jpa-Sidebar-link', {
+      text: 'show as text',
+      testid: 'jpa-sidebar-as-text'
+    });
+    asText.hidden = !body.hasStructured;
+    let showingText = false;
+    asText.addEventListener('click', () => {
+      showingText = !showingText;
+      body.showText(showingText);
+      asText.textContent = showingText ? 'show structured' : 'show as text';
+    });
+    const full = el('button', 'jpa-Sidebar-link', {
+      text: 'open full size',
+      testid: 'jpa-sidebar-open-preview'
+    });
+    full.title = 'Open this preview in a tab of the main area';
+    full.hidden = !this._handlers.openPreview;
+    full.addEventListener('click', () => this._handlers.openPreview?.(this._item));
+    tools.append(asText, full);
+    this._preview.append(previewTitle, tools, body.node);
+    this._preview.open = true;
 
     this._reason.type = 'text';
     this._reason.placeholder = 'Reason (optional)';
@@ -111,9 +134,6 @@ export class PendingItem {
       this._verdict
     );
     this.update(item);
-    const preview = item.preview ?? '';
-    this._preview.open =
-      preview.length <= SHORT_PREVIEW.chars && preview.split('\n').length <= SHORT_PREVIEW.lines;
   }
 
   get item(): IPendingRequest {
@@ -124,14 +144,13 @@ export class PendingItem {
   update(item: IPendingRequest): void {
     this._item = item;
     setText(this._action, item.action);
-    setText(this._summary, item.summary);
+    setBreakableText(this._summary, item.summary);
     this._renderOrigin();
     this._renderFingerprint();
     setText(this._function, item.function);
     // Held agent code runs no protected function: the preview is the code itself.
     this._functionRow.hidden = !item.function;
     this.node.dataset.heldAt = item.held_at ?? 'kernel';
-    setText(this._pre, item.preview ?? '');
     const omitted = item.preview_omitted;
     setText(this._omitted, omitted > 0 ? ` (${omitted} more characters left out)` : '');
     this._omitted.hidden = !(omitted > 0);
@@ -213,7 +232,7 @@ export class PendingItem {
     const noNotebook = !path && this._item.held_at === 'server';
     this._from.hidden = noNotebook;
     this._path.hidden = noNotebook;
-    setText(this._path, path || 'unknown notebook');
+    setBreakableText(this._path, path || 'unknown notebook');
     const openable = isOpenable(path);
     this._path.classList.toggle('jpa-mod-link', openable);
     this._path.disabled = !openable;
@@ -251,7 +270,6 @@ export class PendingItem {
   });
   private _function = el('code', 'jpa-Sidebar-function', { testid: 'jpa-sidebar-function' });
   private _preview = el('details', 'jpa-Sidebar-preview', { testid: 'jpa-sidebar-preview' });
-  private _pre = el('pre', '');
   private _omitted = el('span', 'jpa-Sidebar-omitted', { testid: 'jpa-sidebar-omitted' });
   private _reason = el('input', 'jpa-Sidebar-reason', { testid: 'jpa-sidebar-reason' });
   private _approve = el('button', 'jpa-Sidebar-approve', { testid: 'jpa-sidebar-approve' });

@@ -4,6 +4,8 @@
 import { Token } from '@lumino/coreutils';
 import { ISignal } from '@lumino/signaling';
 
+import type { IStructuredPreview } from '../../jupyter_approvals/views/preview.js';
+
 /** Where the server extension serves its REST API, under the server's base URL. */
 export const API_NAMESPACE = 'jupyter-approvals/api';
 
@@ -15,6 +17,8 @@ export interface IPendingRequest {
   summary: string;
   preview: string;
   preview_omitted: number;
+  /** The structured preview (docs/protocol.md 4.1), checked by the server; null if none. */
+  structured?: IStructuredPreview | null;
   fingerprint: string;
   function: string;
   status: string;

@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 
-import { el } from '../src/dom';
+import { el, setBreakableText } from '../src/dom';
 
 describe('el', () => {
   it('makes an element with the class, the text and the test id', () => {
@@ -28,5 +28,18 @@ describe('el', () => {
     // Then the class attribute is there (empty), and no data-testid nor text is
     expect(bare.outerHTML).toBe('<pre class=""></pre>');
     expect(empty.outerHTML).toBe('<span class="jpa-Sidebar-user"></span>');
+  });
+});
+
+describe('setBreakableText', () => {
+  it('lets a path wrap after its separators, never parsing markup', () => {
+    // Given a node
+    const node = document.createElement('div');
+    // When a path with markup in a name is set
+    setBreakableText(node, 'data/<b>x</b>/orders.csv');
+    // Then names stay whole, a break follows each separator, and the markup is text
+    expect(node.innerHTML).toBe('data/<wbr>&lt;b&gt;x&lt;/<wbr>b&gt;/<wbr>orders.csv');
+    expect(node.textContent).toBe('data/<b>x</b>/orders.csv');
+    expect(node.querySelector('b')).toBeNull();
   });
 });

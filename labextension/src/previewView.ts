@@ -1,0 +1,45 @@
+// A request's preview, as the sidebar and the preview tab (previewPanel.ts) show it. The
+// structured form is drawn by the renderer the approval card uses too
+// (jupyter_approvals/views/preview.js), so a person reads the same thing in both places; the
+// text form is one click away.
+
+import { IStructuredPreview, renderStructured } from '../../jupyter_approvals/views/preview.js';
+import { el } from './dom';
+import { IPendingRequest } from './tokens';
+
+export type { IStructuredPreview };
+
+/** The preview of `item`: its structured form when it has one, else its text. */
+export class PreviewBody {
+  readonly node = el('div', 'jpa-Sidebar-previewBody', { testid: 'jpa-preview-body' });
+
+  constructor(item: IPendingRequest) {
+    this._text.textContent = item.preview || '(no preview)';
+    const doc = item.structured;
+    if (doc) {
+      // Drawn once: a request's preview never changes, so a poll redraws nothing.
+      this._structured = renderStructured(doc);
+      this.node.append(this._structured, this._text);
+    } else {
+      this.node.append(this._text);
+    }
+    this.showText(false);
+  }
+
+  /** True when there is a structured form to switch from. */
+  get hasStructured(): boolean {
+    return this._structured !== null;
+  }
+
+  /** Show the text form (or, with false, the structured form when there is one). */
+  showText(text: boolean): void {
+    const structured = this._structured !== null && !text;
+    this._text.hidden = structured;
+    if (this._structured) {
+      this._structured.hidden = !structured;
+    }
+  }
+
+  private _text = el('pre', 'jpa-Sidebar-previewText', { testid: 'jpa-preview-text' });
+  private _structured: HTMLElement | null = null;
+}

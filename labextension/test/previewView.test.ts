@@ -1,0 +1,143 @@
+// The structured preview in a sidebar row: drawn by the card's renderer, every value shown as
+// text, drawn once per request (a poll redraws nothing), the text form one click away.
+
+import { describe, expect, it } from 'vitest';
+
+import { IStructuredPreview, renderStructured } from '../../jupyter_approvals/views/preview.js';
+import { PendingItem } from '../src/pendingItem';
+import { PreviewBody } from '../src/previewView';
+import { IPendingRequest } from '../src/tokens';
+
+const HOSTILE = '<img src=x onerror="window.hacked=1"><script>window.hacked=2</script>';
+
+function tableDoc(value: string): IStructuredPreview {
+  return {
+    version: 1,
+    headline: [
+      { label: 'rows added', count: 2, tone: 'added' },
+      { label: 'rows changed', count: 1234, tone: 'changed' }
+    ],
+    blocks: [
+      {
+        type: 'table',
+        title: 'Changed rows',
+        columns: [
+          { name: 'id', type: 'int64', key: true },
+          { name: 'units', type: 'int64', key: false }
+        ],
+        rows: [{ change: 'changed', cells: [{ text: '5' }, { old: '3', new: value }] }]
+      },
+      {
+        type: 'facts',
+        title: null,
+        items: [{ label: 'file', value: 'data/orders.csv', path: true }]
+      },
+      { type: 'code', title: null, language: 'sql', text: "select * from t where a = 'x' -- note" }
+    ],
+    left_out: [{ kind: 'rows', count: 7 }],
+    notes: ['Compared by key.']
+  };
+}
+
+function request(structured: IStructuredPreview | null): IPendingRequest {
+  return {
+    kernel_id: 'k1',
+    id: '0123456789abcdef',
+    action: 'table.write',
+    summary: 'Write data/orders.csv',
+    preview: 'text form of the preview',
+    preview_omitted: 0,
+    structured,
+    fingerprint: 'sha256:' + 'a'.repeat(64),
+    function: '__main__.save',
+    status: 'pending',
+    created_at: '2026-12-01T10:00:00.000Z',
+    expires_at: '2026-12-01T10:10:00.000Z'
+  };
+}
+
+describe('renderStructured', () => {
+  it('shows the headline counts first, then the blocks, cuts and notes', () => {
+    // When a table change is rendered
+    const node = renderStructured(tableDoc('4'));
+
+    // Then the counts come before everything else
+    expect(node.firstElementChild?.getAttribute('data-testid')).toBe('jpa-sp-headline');
+    expect(node.firstElementChild?.textContent).toBe('2 rows added1,234 rows changed');
+    // And a changed cell shows its old and new value, the key its type
+    expect(node.querySelector('del')?.textContent).toBe('3');
+    expect(node.querySelector('ins')?.textContent).toBe('4');
+    expect(node.querySelector('th.jpa-sp-key')?.textContent).toBe('id int64');
+    // And what was left out and the notes are said
+    expect(node.textContent).toContain('… 7 more rows not shown');
+    expect(node.textContent).toContain('Compared by key.');
+  });
+
+  it('shows markup and script in a value as text, never as elements', () => {
+    // When a value carries markup
+    const node = renderStructured(tableDoc(HOSTILE));
+
+    // Then its characters are shown and no element of it exists
+    expect(node.querySelector('ins')?.textContent).toBe(HOSTILE);
+    expect(node.querySelector('img, script')).toBeNull();
+    expect((window as unknown as { hacked?: number }).hacked).toBeUndefined();
+  });
+
+  it('lets a path wrap after its separators only', () => {
+    // When a path is shown
+    const path = renderStructured(tableDoc('4')).querySelector('.jpa-sp-path');
+
+    // Then a break opportunity follows each separator, and the names stay whole
+    expect(path?.innerHTML).toBe('data/<wbr>orders.csv');
+  });
+
+  it('highlights code with spans of text', () => {
+    // When SQL is shown
+    const code = renderStructured(tableDoc('4')).querySelector('.jpa-sp-code-text');
+
+    // Then keywords, strings and comments are marked, and the text is unchanged
+    expect(code?.textContent).toBe("select * from t where a = 'x' -- note");
+    expect(code?.querySelector('.jpa-sp-tok-keyword')?.textContent).toBe('select');
+    expect(code?.querySelector('.jpa-sp-tok-string')?.textContent).toBe("'x'");
+    expect(code?.querySelector('.jpa-sp-tok-comment')?.textContent).toBe('-- note');
+  });
+});
+
+describe('PreviewBody', () => {
+  it('shows the structured form, with the text form on request', () => {
+    // Given a request with a structured preview
+    const body = new PreviewBody(request(tableDoc('4')));
+    const text = body.node.querySelector('[data-testid="jpa-preview-text"]') as HTMLElement;
+    const structured = body.node.querySelector('[data-testid="jpa-structured"]') as HTMLElement;
+
+    // Then the structured form shows and the text waits
+    expect(structured.hidden).toBe(false);
+    expect(text.hidden).toBe(true);
+    // When the person asks for the text, Then it shows instead
+    body.showText(true);
+    expect(structured.hidden).toBe(true);
+    expect(text.textContent).toBe('text form of the preview');
+  });
+
+  it('shows the text form when there is no structured one', () => {
+    const body = new PreviewBody(request(null));
+    expect(body.hasStructured).toBe(false);
+    expect(body.node.textContent).toBe('text form of the preview');
+  });
+});
+
+describe('PendingItem with a structured preview', () => {
+  it('draws it once: a poll with the same request redraws nothing', () => {
+    // Given a row
+    const handlers = { decide: () => undefined, open: () => undefined };
+    const item = new PendingItem(request(tableDoc('4')), handlers);
+    const drawn = item.node.querySelector('[data-testid="jpa-structured"]');
+
+    // When the same request is polled again (a new object with the same content)
+    item.update(request(tableDoc('4')));
+
+    // Then the very same nodes remain, and the preview starts expanded
+    expect(item.node.querySelector('[data-testid="jpa-structured"]')).toBe(drawn);
+    expect((item.node.querySelector('details') as HTMLDetailsElement).open).toBe(true);
+  });
+});
