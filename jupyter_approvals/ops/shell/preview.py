@@ -12,6 +12,7 @@ import os
 import shlex
 from collections.abc import Mapping
 
+from ...previews.structured import Preview, StructuredPreview
 from ...previews.text import LINE_BUDGET, PreviewText, plural, size_text
 from ..common.redact import (
     is_secret_name,
@@ -85,13 +86,15 @@ def shell_preview(
     executable: str,
     named: list[str],
     environment_size: int,
-) -> str:
+) -> Preview:
     """The command exactly as it runs (secrets hidden), where, with what input and environment.
 
     ``executable`` is the resolved program, ``named`` the files named in the argv and
-    ``environment_size`` the number of variables the command receives.
+    ``environment_size`` the number of variables the command receives. The text and the
+    structured form are built in one pass from the same redacted values.
     """
     text = PreviewText()
+    structured = StructuredPreview()
     # Short facts come first; a long command or input is announced here and listed after
     # them, so a huge argv cannot push the facts out of the preview.
     listing: list[str] = []
@@ -105,6 +108,8 @@ def shell_preview(
         else:
             text.add(f"runs through {SHELL} -c: (the {plural(len(lines), 'line')} below)")
             listing = [f"  {line}" for line in lines]
+        raw_lines = _raw_lines(shown_line) or [""]
+        structured.count("command lines", len(raw_lines))
     else:
         shown_argv = redact_argv(command)
         hidden = shown_argv != command
@@ -115,17 +120,45 @@ def shell_preview(
         else:
             text.add(f"runs (argv of {plural(len(command), 'item')}, listed below)")
             listing = [f"  {shlex.quote(item).translate(_VISIBLE)}" for item in shown_argv]
+        structured.count("arguments", len(command))
+    stdin = _input_state(input)
+    if stdin is not None and stdin.count:
+        structured.count("standard input lines", stdin.count)
+    if env:
+        structured.count("environment changes", len(env), "changed")
+    if named:
+        structured.count("named files", len(named))
+    # The exact command first; a huge one may use half of the budget, so the facts after it
+    # are never the ones left out.
+    if isinstance(command, str):
+        kept = _fitting(raw_lines, structured.budget // 2)
+        structured.code("\n".join(raw_lines[:kept]), "shell", title=f"runs through {SHELL} -c")
+        structured.left_out(len(raw_lines) - kept, "code lines")
+    else:
+        kept = _fitting(shown_argv, structured.budget // 2)
+        structured.argv(shown_argv[:kept], title="runs (argv)")
+        structured.left_out(len(shown_argv) - kept, "arguments")
     if hidden:
-        text.note(_HIDDEN_NOTE.format(what="command"))
+        _note(text, structured, _HIDDEN_NOTE.format(what="command"))
     real = os.path.realpath(executable)
     text.add(f"program: {executable}" + (f" (-> {real})" if real != executable else ""))
     text.add(f"in directory: {cwd}")
-    input_listing = _input_facts(text, input)
+    facts = [("path:program", executable)]
+    if real != executable:
+        facts.append(("path:resolves to", real))
+    facts.append(("path:directory", cwd))
+    input_listing = _input_facts(text, input, stdin, structured)
+    facts.append(("standard input", _input_fact(input, stdin)))
     text.add(f"timeout: {timeout:g} s" if timeout is not None else "timeout: none")
+    facts.append(("timeout", f"{timeout:g} s" if timeout is not None else "none"))
+    facts.append(("environment", _environment_fact(env, environment_size)))
+    structured.facts(facts)
     if len(named) > MAX_NAMED_FILES:
-        text.note(
+        _note(
+            text,
+            structured,
             f"Only the first {MAX_NAMED_FILES} named files are covered by the fingerprint; "
-            f"{len(named) - MAX_NAMED_FILES:,} more are not."
+            f"{len(named) - MAX_NAMED_FILES:,} more are not.",
         )
     if listing:
         text.add("command:")
@@ -133,34 +166,101 @@ def shell_preview(
     if input_listing:
         text.add("standard input:")
         text.extend(input_listing, kind="standard input lines")
-    _environment(text, env, environment_size)
+    if stdin is not None and stdin.lines:
+        # At most a quarter of the budget: the environment changes and files come after it.
+        raw = stdin.lines
+        kept = _fitting(raw, structured.budget // 4)
+        structured.code("\n".join(raw[:kept]), "text", title="standard input")
+        structured.left_out(len(raw) - kept, "code lines")
+    _environment(text, env, environment_size, structured)
     if named:
         covered = named[:MAX_NAMED_FILES]
-        text.add(f"content of {plural(len(covered), 'named file')} is part of the approval:")
+        heading = f"content of {plural(len(covered), 'named file')} is part of the approval:"
+        text.add(heading)
+        block = structured.paths(heading.removesuffix(":"))
         for path in covered:
-            text.add(f"  {path} ({size_text(os.path.getsize(path))})", kind="named files")
-    return text.render()
+            size = size_text(os.path.getsize(path))
+            text.add(f"  {path} ({size})", kind="named files")
+            if block is not None:
+                block.add(path, size, kind="named files")
+    return Preview(text.render(), structured.document())
 
 
-def _input_facts(text: PreviewText, input: str | None) -> list[str]:
+def _note(text: PreviewText, structured: StructuredPreview, note: str) -> None:
+    text.note(note)
+    structured.note(note)
+
+
+def _raw_lines(text: str) -> list[str]:
+    """``text`` split at line feeds as :func:`text_lines` does, characters left as they are."""
+    lines = text.split("\n")
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+# What one kept string costs the structured preview at most, besides its characters.
+_ITEM_COST = 100
+
+
+def _fitting(items: list[str], share: int) -> int:
+    """How many of the first ``items`` fit in ``share`` characters of the structured budget."""
+    used = 0
+    for index, item in enumerate(items):
+        used += min(len(item), LINE_BUDGET) + _ITEM_COST
+        if used > share:
+            return index
+    return len(items)
+
+
+class _Input:
+    """The standard input as the preview reads it: size, line count, the redacted head."""
+
+    __slots__ = ("count", "head", "hidden", "lines", "shown", "size")
+
+    def __init__(self, input: str) -> None:
+        self.size = _input_size(input)
+        self.count = input.count("\n") + (not input.endswith("\n")) if input else 0
+        self.head = input[:INPUT_PREVIEW_CHARS]
+        self.shown = redact_command_line(self.head) if input else ""
+        self.hidden = self.shown != self.head
+        self.lines = _raw_lines(self.shown) if input else []
+
+
+def _input_state(input: str | None) -> _Input | None:
+    return None if input is None else _Input(input)
+
+
+def _input_fact(input: str | None, stdin: _Input | None) -> str:
+    if input is None or stdin is None:
+        return "none"
+    if not input:
+        return "empty (0 bytes)"
+    return f"{stdin.size}, {plural(stdin.count, 'line')}"
+
+
+def _input_facts(
+    text: PreviewText, input: str | None, stdin: _Input | None, structured: StructuredPreview
+) -> list[str]:
     """Add the standard input's facts (one short line inline); return lines to list later."""
-    if input is None:
+    if input is None or stdin is None:
         return []
-    size = _input_size(input)
+    size = stdin.size
     if not input:
         text.add("standard input: empty (0 bytes)")
         return []
-    count = input.count("\n") + (not input.endswith("\n"))
-    head = input[:INPUT_PREVIEW_CHARS]
-    shown = redact_command_line(head)
-    if shown != head:
-        text.note(_HIDDEN_NOTE.format(what="standard input"))
+    count = stdin.count
+    head = stdin.head
+    shown = stdin.shown
+    if stdin.hidden:
+        _note(text, structured, _HIDDEN_NOTE.format(what="standard input"))
     lines = text_lines(shown)
     if len(head) < len(input):
-        text.note(
+        cut = (
             f"Only the first {INPUT_PREVIEW_CHARS:,} characters of the standard input were "
             f"looked at; {len(input) - len(head):,} more are sent and covered by the fingerprint."
         )
+        _note(text, structured, cut)
     if count == 1 and len(lines) == 1 and len(lines[0]) + 2 <= LINE_BUDGET:
         text.add(f"standard input ({size}, 1 line):")
         text.add(f"  {lines[0]}")
@@ -169,7 +269,16 @@ def _input_facts(text: PreviewText, input: str | None) -> list[str]:
     return [f"  {line}" for line in lines]
 
 
-def _environment(text: PreviewText, env: Mapping[str, str | None], size: int) -> None:
+def _environment_fact(env: Mapping[str, str | None], size: int) -> str:
+    bound = f"{plural(size, 'variable')}, bound by the fingerprint"
+    if not env:
+        return f"the kernel's, unchanged ({bound})"
+    return f"the kernel's with {plural(len(env), 'change')} ({bound})"
+
+
+def _environment(
+    text: PreviewText, env: Mapping[str, str | None], size: int, structured: StructuredPreview
+) -> None:
     bound = f"{plural(size, 'variable')}, bound by the fingerprint"
     if not env:
         text.add(f"environment: the kernel's, unchanged ({bound})")
@@ -177,11 +286,15 @@ def _environment(text: PreviewText, env: Mapping[str, str | None], size: int) ->
     text.add(f"environment: the kernel's with the changes below ({bound})")
     text.add(f"environment changes ({len(env)}):")
     current = os.environ
+    changes: list[tuple[str, str]] = []
     for name, value in env.items():
         if value is None:
             state = "removed" if name in current else "removed (not set now)"
             text.add(f"  - {name} {state}", kind="environment changes")
+            changes.append((f"- {name}", state))
             continue
         shown = redacted(value) if is_secret_name(name) else redact_urls_in_text(value)
         mark = "~" if name in current else "+"
         text.add(f"  {mark} {name}={shown.translate(_VISIBLE)}", kind="environment changes")
+        changes.append((f"{mark} {name}", shown))
+    structured.facts(changes, title=f"environment changes ({len(env)})")

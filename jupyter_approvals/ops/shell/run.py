@@ -30,6 +30,7 @@ from typing import Any
 from ...core.fingerprint import FileContent
 from ...core.lease import require_lease
 from ...kernel.gate import protected
+from ...previews.structured import Preview
 from ..common.environment import child_environment, environment_digest
 from ..common.refusal import invalid_argument
 from .preview import MAX_NAMED_FILES, SHELL, shell_preview, shell_summary
@@ -256,7 +257,7 @@ def _preview(
     shell: bool,
     timeout: float | None,
     input: str | None,
-) -> str:
+) -> Preview:
     """The command exactly as it runs (secrets hidden), where, with which input and changes."""
     return shell_preview(
         command=command,
