@@ -4,6 +4,8 @@ A tree is listed without following symlinks (a link is shown and fingerprinted a
 text, never as what it points to), in sorted order so the listing and the fingerprint are
 the same on every run. :func:`tree_state` is what an approval of a delete or a move covers:
 every entry's relative path and kind, with each regular file's content (size and sha256).
+:func:`add_listing` lists a tree in a text preview and, given one, as the ``paths`` block of a
+structured preview; :func:`add_tree_counts` gives that preview's headline counts.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.fingerprint import FileContent
+from .structured import StructuredPreview
 from .text import PreviewText, plural, size_text
 
 
@@ -118,19 +121,70 @@ def describe(entries: list[Entry]) -> str:
     )
 
 
-def add_listing(preview: PreviewText, entries: list[Entry], indent: str = "  ") -> None:
-    """One line per entry below the root, while the preview has room."""
-    for entry in entries[1:]:
-        if preview.full:
-            preview.left_out(1, "paths")
-            continue
-        if entry.kind == "file":
-            detail = size_text(entry.size)
-        elif entry.kind == "link":
-            detail = f"symlink -> {entry.link}"
-        elif entry.kind == "dir":
-            detail = "directory"
-        else:
-            detail = "special file"
+def tree_counts(entries: list[Entry]) -> tuple[int, int, int]:
+    """``(files, folders, bytes)`` of a scan: the root itself if it is no directory, else what
+    is inside it (links and special files count as files, as :func:`describe` counts them)."""
+    if not entries:
+        return 0, 0, 0
+    if entries[0].kind != "dir":
+        return 1, 0, entries[0].size
+    folders = sum(1 for entry in entries[1:] if entry.kind == "dir")
+    return len(entries) - 1 - folders, folders, sum(entry.size for entry in entries)
+
+
+def add_tree_counts(
+    structured: StructuredPreview, entries: list[Entry], tone: str = "neutral", verb: str = ""
+) -> None:
+    """The headline counts of a tree: files, folders (only for a directory) and bytes, each
+    label followed by ``verb`` (``files deleted``)."""
+    files, folders, size = tree_counts(entries)
+    after = f" {verb}" if verb else ""
+    structured.count(f"files{after}", files, tone)
+    if entries and entries[0].kind == "dir":
+        structured.count(f"folders{after}", folders, tone)
+    structured.count(f"bytes{after}", size, tone)
+
+
+def _detail(entry: Entry) -> str:
+    if entry.kind == "file":
+        return size_text(entry.size)
+    if entry.kind == "link":
+        return f"symlink -> {entry.link}"
+    if entry.kind == "dir":
+        return "directory"
+    return "special file"
+
+
+def add_listing(
+    preview: PreviewText,
+    entries: list[Entry],
+    indent: str = "  ",
+    structured: StructuredPreview | None = None,
+    title: str | None = None,
+) -> None:
+    """One line per entry below the root, while the preview has room.
+
+    With ``structured``, the same entries also go to a ``paths`` block titled ``title``
+    while that preview has room (a root without entries below adds no block).
+    """
+    block = structured.paths(title) if structured is not None and len(entries) > 1 else None
+    below = entries[1:]
+    for index, entry in enumerate(below):
+        text_room = not preview.full
+        kept = block is not None and structured is not None and not structured.full
+        if not (text_room or kept):
+            rest = len(below) - index
+            preview.left_out(rest, "paths")
+            if structured is not None:
+                structured.left_out(rest, "paths")
+            return
+        detail = _detail(entry)
         name = f"{entry.relative}/" if entry.kind == "dir" else entry.relative
-        preview.add(f"{indent}{name}  {detail}", "paths")
+        if text_room:
+            preview.add(f"{indent}{name}  {detail}", "paths")
+        else:
+            preview.left_out(1, "paths")
+        if block is not None and kept:
+            block.add(name, detail)
+        elif structured is not None:
+            structured.left_out(1, "paths")

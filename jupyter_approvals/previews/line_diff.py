@@ -3,15 +3,21 @@
 :func:`~.line_match.diff_lines` finds the changed blocks; :func:`unified_lines` renders them
 in the format of :func:`difflib.unified_diff` (``---``/``+++`` headers, ``@@`` hunks, 3 lines
 of context), and :func:`add_diff_preview` puts as much as fits into a :class:`PreviewText`,
-always stating how many lines are added and removed.
+always stating how many lines are added and removed. Given a :class:`.StructuredPreview` too,
+it fills that in the same pass: the counts as its headline, then the hunks with the line
+numbers of each side and, in a removed line paired with an added one, the words that differ
+marked (:func:`changed_words`). Only the lines the structured preview keeps are compared.
 """
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections.abc import Iterator
 
 from .line_match import Block, LineDiff, diff_lines, is_binary, split_lines
-from .text import Deadline, PreviewText, plural
+from .structured import DiffBlock, StructuredPreview
+from .text import LINE_BUDGET, Deadline, PreviewText, plural
 
 __all__ = [
     "CONTEXT",
@@ -19,6 +25,7 @@ __all__ = [
     "Block",
     "LineDiff",
     "add_diff_preview",
+    "changed_words",
     "diff_lines",
     "hunk_range",
     "hunk_size",
@@ -124,27 +131,189 @@ def add_diff_preview(
     fromfile: str,
     tofile: str,
     deadline: Deadline | None = None,
+    structured: StructuredPreview | None = None,
 ) -> LineDiff:
-    """Diff ``old`` and ``new`` into ``preview``: counts first, then hunks while they fit."""
+    """Diff ``old`` and ``new`` into ``preview``: counts first, then hunks while they fit.
+
+    With ``structured``, the same counts, hunks and notes go into it too (its own budget);
+    the text is the same either way.
+    """
     diff = diff_lines(split_lines(old), split_lines(new), deadline)
     counts = f"+{diff.added:,} -{diff.removed:,} lines"
     if not diff.exact:
         counts += " at most"
     preview.add(f"Changes: {counts} ({plural(len(diff.blocks), 'changed block')})")
+    if structured is not None:
+        bound = "" if diff.exact else " (at most)"
+        structured.count(f"lines added{bound}", diff.added, "added")
+        structured.count(f"lines removed{bound}", diff.removed, "removed")
     if not diff.exact:
-        preview.note(
+        note = (
             f"The diff was cut off after {deadline.seconds if deadline else 0:g} s: some "
             "changes are shown as whole blocks replaced, so fewer lines may really change."
         )
+        preview.note(note)
+        if structured is not None:
+            structured.note(note)
     if not diff.blocks:
         return diff
     preview.add(f"--- {fromfile}", "diff lines")
     preview.add(f"+++ {tofile}", "diff lines")
+    block = structured.diff(fromfile, tofile) if structured is not None else None
     groups = hunks(diff)
     for group in groups:
         if preview.full:
             preview.left_out(hunk_size(diff, group), "diff lines")
-            continue
-        for line in _hunk_lines(diff, group, CONTEXT):
-            preview.add(line, "diff lines")
+        else:
+            for line in _hunk_lines(diff, group, CONTEXT):
+                preview.add(line, "diff lines")
+        if structured is not None:
+            if block is None or structured.full:
+                structured.left_out(1, "hunks")
+                structured.left_out(_structured_size(diff, group), "diff lines")
+            else:
+                _structured_hunk(structured, block, diff, group, fromfile, tofile)
     return diff
+
+
+# -- the structured form ----------------------------------------------------------------------
+
+#: Words, runs of white space, and single other characters: what a changed line is marked in.
+_TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
+
+#: Lines of up to this many tokens (both sides together) get a token-level diff; longer ones
+#: have the run between their common start and common end marked, which costs next to nothing.
+SHORT_TOKENS = 120
+
+#: One part of a diff line: its text, and whether it differs from the paired line.
+Part = tuple[str, bool]
+
+
+def _structured_size(diff: LineDiff, group: list[Block]) -> int:
+    """Lines a hunk has in the structured form (context, removed and added; no header)."""
+    i1, i2, _, _ = hunk_range(diff, group)
+    return (i2 - i1) + sum(b[3] - b[2] for b in group)
+
+
+def _merge(parts: list[Part]) -> list[Part]:
+    """Adjacent parts of one kind joined; white space between two changes counted changed."""
+    merged: list[Part] = []
+    for text, changed in parts:
+        if not text:
+            continue
+        if merged and merged[-1][1] == changed:
+            merged[-1] = (merged[-1][0] + text, changed)
+        else:
+            merged.append((text, changed))
+    if len(merged) < 3:
+        return merged or [("", False)]
+    out: list[Part] = [merged[0]]
+    for index in range(1, len(merged)):
+        text, changed = merged[index]
+        between = not changed and index + 1 < len(merged) and out[-1][1] and not text.strip()
+        if between or (changed and out[-1][1]):
+            out[-1] = (out[-1][0] + text, True)
+        else:
+            out.append((text, changed))
+    return out
+
+
+def changed_words(old: str, new: str) -> tuple[list[Part], list[Part]]:
+    """The parts of a removed line ``old`` and of the added line ``new`` it pairs with.
+
+    Both are split into words, white space and single other characters; the tokens the two
+    do not share are marked changed (a token diff for short lines, else the run between the
+    common start and the common end). Only the first ``LINE_BUDGET`` characters of each are
+    compared (no more are shown); the rest of a line is one part, changed if the rests differ.
+    """
+    old_head, old_rest = old[:LINE_BUDGET], old[LINE_BUDGET:]
+    new_head, new_rest = new[:LINE_BUDGET], new[LINE_BUDGET:]
+    a, b = _TOKEN.findall(old_head), _TOKEN.findall(new_head)
+    old_parts: list[Part] = []
+    new_parts: list[Part] = []
+    if len(a) + len(b) <= SHORT_TOKENS:
+        matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            same = tag == "equal"
+            old_parts.append(("".join(a[i1:i2]), not same))
+            new_parts.append(("".join(b[j1:j2]), not same))
+    else:
+        limit = min(len(a), len(b))
+        start = 0
+        while start < limit and a[start] == b[start]:
+            start += 1
+        end = 0
+        while end < limit - start and a[-1 - end] == b[-1 - end]:
+            end += 1
+        for tokens, parts in ((a, old_parts), (b, new_parts)):
+            stop = len(tokens) - end
+            parts.append(("".join(tokens[:start]), False))
+            parts.append(("".join(tokens[start:stop]), True))
+            parts.append(("".join(tokens[stop:]), False))
+    rests_differ = old_rest != new_rest
+    old_parts.append((old_rest, rests_differ))
+    new_parts.append((new_rest, rests_differ))
+    return _merge(old_parts), _merge(new_parts)
+
+
+def _structured_lines(
+    diff: LineDiff, group: list[Block], fromfile: str, tofile: str
+) -> Iterator[tuple[str, int | None, int | None, list[Part], str | None]]:
+    """The lines of one hunk as ``(op, old number, new number, parts, note)``, made lazily.
+
+    A removed line and the added line at the same place of its block are compared when the
+    removed one is reached (removed lines come first); the added one's parts are kept for it.
+    ``note`` says so of a last line without a line ending (else None).
+    """
+    old, new = diff.old, diff.new
+    i1, i2, _, _ = hunk_range(diff, group)
+    at = i1
+    shift = group[0][2] - group[0][0]  # new line number minus old one, before the first block
+    for b_i1, b_i2, b_j1, b_j2 in group:
+        for k in range(at, b_i1):
+            yield "context", k + 1, k + 1 + shift, [(show_line(old[k]), False)], None
+        pairs = min(b_i2 - b_i1, b_j2 - b_j1)
+        paired: dict[int, list[Part]] = {}
+        for k in range(b_i1, b_i2):
+            text = show_line(old[k])
+            if k - b_i1 < pairs:
+                parts, paired[k - b_i1] = changed_words(text, show_line(new[b_j1 + k - b_i1]))
+            else:
+                parts = [(text, False)]
+            end = k == len(old) - 1 and not old[k].endswith((b"\n", b"\r"))
+            yield "removed", k + 1, None, parts, _NO_NEWLINE.format(fromfile) if end else None
+        for k in range(b_j1, b_j2):
+            kept = paired.pop(k - b_j1, None)
+            parts = kept if kept is not None else [(show_line(new[k]), False)]
+            end = k == len(new) - 1 and not new[k].endswith((b"\n", b"\r"))
+            yield "added", None, k + 1, parts, _NO_NEWLINE.format(tofile) if end else None
+        at = b_i2
+        shift = b_j2 - b_i2
+    for k in range(at, i2):
+        yield "context", k + 1, k + 1 + shift, [(show_line(old[k]), False)], None
+
+
+_NO_NEWLINE = "No newline at the end of {}."
+
+
+def _structured_hunk(
+    structured: StructuredPreview,
+    block: DiffBlock,
+    diff: LineDiff,
+    group: list[Block],
+    fromfile: str,
+    tofile: str,
+) -> None:
+    """One hunk into ``block`` while the budget lasts; the rest of it counted as left out."""
+    total = _structured_size(diff, group)
+    i1, _, j1, _ = hunk_range(diff, group)
+    if not block.hunk(i1 + 1, j1 + 1):
+        structured.left_out(total, "diff lines")
+        return
+    lines = _structured_lines(diff, group, fromfile, tofile)
+    for shown, (op, old_number, new_number, parts, note) in enumerate(lines):
+        if not block.line(op, old_number, new_number, parts):
+            structured.left_out(total - shown - 1, "diff lines")  # line() counted its own
+            return
+        if note is not None:
+            structured.note(note)

@@ -24,8 +24,16 @@ from ...core.atomic import atomic_replace
 from ...core.lease import require_lease
 from ...kernel.gate import protected
 from ...kernel.handoff import peek, recall, remember
-from ...previews.file_tree import Entry, add_listing, describe, scan, tree_state
+from ...previews.file_tree import (
+    Entry,
+    add_listing,
+    add_tree_counts,
+    describe,
+    scan,
+    tree_state,
+)
 from ...previews.line_diff import MAX_DIFF_BYTES, add_diff_preview, is_binary
+from ...previews.structured import Preview, StructuredPreview
 from ...previews.text import Deadline, PreviewText, size_text
 from ..common.files_state import FileState, read_state
 from ..common.paths import path_text
@@ -55,10 +63,6 @@ def _bool_argument(value: object, name: str) -> bool:
     if not isinstance(value, bool):
         raise _invalid(f"{name} must be True or False.", argument=name, type=type(value).__name__)
     return value
-
-
-def _short_sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()[:12]
 
 
 # -- write_file -------------------------------------------------------------------------------
@@ -118,28 +122,49 @@ def _write_summary(path: str, data: bytes, encoding: str) -> str:
     return f"{'Replace' if exists else 'Create'} {path} ({size_text(len(data))})"
 
 
-def _write_preview(path: str, data: bytes, encoding: str) -> str:
+def _write_preview(path: str, data: bytes, encoding: str) -> Preview:
     preview = PreviewText()
-    state: FileState = recall(("write", path)) or _read_for_write(path)
+    structured = StructuredPreview()
+    # Peeked, not recalled: the summary may be rendered after the preview and reads it too
+    # (the gate forgets it when the call ends).
+    state: FileState = peek(("write", path)) or _read_for_write(path)
     exists = state.mode is not None
-    preview.add(f"{'Replace' if exists else 'Create'} {path}")
+    verb = "Replace" if exists else "Create"
+    preview.add(f"{verb} {path}")
     before = size_text(state.size) if state.size is not None else "(no file)"
     preview.add(f"Size: {before} -> {size_text(len(data))}")
     mode = state.mode
-    preview.add(f"Mode: {oct(mode)} (kept)" if mode is not None else "Mode: new file (umask)")
+    mode_text = f"{oct(mode)} (kept)" if mode is not None else "new file (umask)"
+    preview.add(f"Mode: {mode_text}")
+    facts = [
+        ("path:file", path),
+        ("change", verb),
+        ("size", f"{before} -> {size_text(len(data))}"),
+        ("mode", mode_text),
+    ]
     old_sha = state.sha256[:12] if state.size is not None else "-"
     if (state.data is None and exists) or len(data) > MAX_DIFF_BYTES:
-        preview.add(f"sha256: {old_sha} -> {_short_sha(data)}")
-        preview.note(f"Not diffed: content over {size_text(MAX_DIFF_BYTES)}.")
-        return preview.render()
-    old = state.data or b""
-    if is_binary(old) or is_binary(data):
-        preview.add(f"sha256: {old_sha} -> {_short_sha(data)}")
-        preview.note("Binary content (a NUL byte in the first 8 KiB): no line diff shown.")
-        return preview.render()
-    fromfile = f"{path} (current)" if exists else "/dev/null"
-    add_diff_preview(preview, old, data, fromfile, f"{path} (new)", Deadline())
-    return preview.render()
+        note = f"Not diffed: content over {size_text(MAX_DIFF_BYTES)}."
+    else:
+        old = state.data or b""
+        if not (is_binary(old) or is_binary(data)):
+            structured.facts(facts)
+            fromfile = f"{path} (current)" if exists else "/dev/null"
+            add_diff_preview(
+                preview, old, data, fromfile, f"{path} (new)", Deadline(), structured=structured
+            )
+            return Preview(preview.render(), structured.document())
+        note = "Binary content (a NUL byte in the first 8 KiB): no line diff shown."
+    new_sha = hashlib.sha256(data).hexdigest()
+    preview.add(f"sha256: {old_sha} -> {new_sha[:12]}")
+    preview.note(note)
+    if state.size is not None:
+        structured.count("bytes before", state.size)
+    structured.count("bytes after", len(data), "changed" if exists else "added")
+    full_old = state.sha256 if state.size is not None else "-"
+    structured.facts([*facts, ("sha256", f"{full_old} -> {new_sha}")])
+    structured.note(note)
+    return Preview(preview.render(), structured.document())
 
 
 @protected(
@@ -193,15 +218,19 @@ def _delete_summary(path: str, recursive: bool) -> str:
     return f"Delete {path}"
 
 
-def _delete_preview(path: str, recursive: bool) -> str:
+def _delete_preview(path: str, recursive: bool) -> Preview:
     preview = PreviewText()
-    entries: list[Entry] | None = recall(("delete", path))
+    structured = StructuredPreview()
+    entries: list[Entry] | None = peek(("delete", path))  # as in _write_preview
     if entries is None:
         entries = scan(path)
+    what = describe(entries)
     preview.add(f"Delete {path}")
-    preview.add(f"What: {describe(entries)}")
-    add_listing(preview, entries)
-    return preview.render()
+    preview.add(f"What: {what}")
+    add_tree_counts(structured, entries, "removed", verb="deleted")
+    structured.facts([("path:delete", path), ("what", what)])
+    add_listing(preview, entries, structured=structured, title="Deleted with it")
+    return Preview(preview.render(), structured.document())
 
 
 def _delete_subject(path: str, recursive: bool) -> Any:
@@ -267,37 +296,51 @@ def _prepare_move(source: object, destination: object, overwrite: object) -> dic
     return {"source": source, "destination": destination, "overwrite": overwrite}
 
 
-def _move_scans(source: str, destination: str, keep: bool) -> tuple[list[Entry], list[Entry]]:
-    """The scans of both ends the subject made for this call, else new ones."""
-    key = ("move", source, destination)
-    kept = recall(key) if not keep else peek(key)
+def _move_scans(source: str, destination: str) -> tuple[list[Entry], list[Entry]]:
+    """The scans of both ends the subject made for this call, else new ones.
+
+    Peeked, not recalled: the summary and the preview both read them, in either order (the
+    gate forgets them when the call ends).
+    """
+    kept = peek(("move", source, destination))
     return kept if kept is not None else (scan(source), scan(destination))
 
 
 def _move_summary(source: str, destination: str, overwrite: bool) -> str:
-    _, existing = _move_scans(source, destination, keep=True)
+    _, existing = _move_scans(source, destination)
     replaced = " (replacing it)" if existing else ""
     return f"Move {source} -> {destination}{replaced}"
 
 
-def _move_preview(source: str, destination: str, overwrite: bool) -> str:
+def _move_preview(source: str, destination: str, overwrite: bool) -> Preview:
     preview = PreviewText()
-    entries, existing = _move_scans(source, destination, keep=False)
+    structured = StructuredPreview()
+    entries, existing = _move_scans(source, destination)
+    source_what = describe(entries)
     preview.add(f"Move {source}")
     preview.add(f"  -> {destination}")
-    preview.add(f"Source: {describe(entries)}")
+    preview.add(f"Source: {source_what}")
+    add_tree_counts(structured, entries, verb="moved")
+    facts = [("path:source", source), ("path:destination", destination), ("source", source_what)]
     if existing:
-        preview.add(f"Destination exists and will be replaced: {describe(existing)}")
+        replaced = describe(existing)
+        preview.add(f"Destination exists and will be replaced: {replaced}")
+        structured.count("paths replaced", len(existing), "removed")
+        facts.append(("replaces", replaced))
     else:
         preview.add("Destination: does not exist yet")
+        facts.append(("destination now", "does not exist yet"))
     same_device = os.lstat(source).st_dev == os.stat(os.path.dirname(destination)).st_dev
-    preview.add(
-        "How: renamed in one step (same file system)"
+    how = (
+        "renamed in one step (same file system)"
         if same_device
-        else "How: copied, then the source removed (another file system)"
+        else "copied, then the source removed (another file system)"
     )
-    add_listing(preview, entries)
-    return preview.render()
+    preview.add(f"How: {how}")
+    facts.append(("how", how))
+    structured.facts(facts)
+    add_listing(preview, entries, structured=structured, title="Moved with it")
+    return Preview(preview.render(), structured.document())
 
 
 def _move_subject(source: str, destination: str, overwrite: bool) -> dict[str, Any]:
