@@ -20,7 +20,14 @@ from ..core.store import ApprovalStore
 from ..core.visible import make_visible
 from .agent_pause import pause_reason
 from .api import API_PREFIX
-from .held_code import ACTION, EXECUTE_FIELDS, execute_subject, held_preview, summary_of
+from .held_code import (
+    ACTION,
+    EXECUTE_FIELDS,
+    execute_subject,
+    held_preview,
+    held_structured,
+    summary_of,
+)
 from .held_files import HeldWrite
 from .server_journals import ServerJournals
 
@@ -114,6 +121,9 @@ class AgentHold:
             fingerprint=digest,
             summary=summary_of(content, agent, notebook_path, kernel_id),
             preview=shown,
+            structured=held_structured(
+                content, expressions, agent, notebook_path, kernel_id, len(preview)
+            ),
             origin=Origin(kernel_id=kernel_id, notebook_path=notebook_path, agent=agent),
             slot=digest,
             owner=agent,
@@ -149,6 +159,7 @@ class AgentHold:
             fingerprint=write.fingerprint,
             summary=f"Agent {agent}: {write.summary}",
             preview=write.preview,
+            structured=write.structured,
             origin=Origin(agent=agent),
             slot=write.slot,
             owner=agent,

@@ -11,6 +11,7 @@ from typing import Any
 from ..core import errors
 from ..core.fingerprint import short_fingerprint
 from ..core.model import RequestInfo
+from ..previews.structured import STRUCTURED_BUDGET, StructuredPreview
 
 ACTION = "kernel.execute"
 #: Fields of an execute_request's content that change what runs; all are fingerprinted.
@@ -41,6 +42,45 @@ def held_preview(code: str, expressions: dict[str, str]) -> str:
     lines = [code, "", "# and these user expressions, evaluated after the code:"]
     lines.extend(f"#   {name}: {text}" for name, text in expressions.items())
     return "\n".join(lines)
+
+
+def held_structured(
+    content: dict[str, Any],
+    expressions: dict[str, str],
+    agent: str,
+    notebook_path: str | None,
+    kernel_id: str,
+    shown_chars: int,
+) -> dict[str, Any]:
+    """The structured preview of held code: who runs it where, then the code as Python.
+
+    The text preview shows all of the code (it is refused past the preview limit), so the
+    budget here grows with it (``shown_chars``: the text as shown): the code block is never
+    cut by the budget, only lines past the line budget are shortened, as announced there.
+    """
+    code = str(content.get("code", ""))
+    lines = code.count("\n") + 1
+    # Each line costs the builder an entry and a string besides its (at most doubled) JSON.
+    structured = StructuredPreview(STRUCTURED_BUDGET + 128 * lines + 2 * shown_chars)
+    structured.count("lines of code", lines)
+    if expressions:
+        structured.count("user expressions", len(expressions))
+    facts = [("agent", agent)]
+    if notebook_path:
+        facts.append(("path:notebook", notebook_path))
+    facts.append(("kernel", kernel_id))
+    facts.extend(
+        (name, repr(content.get(name)))
+        for name, default in (("silent", False), ("store_history", True), ("allow_stdin", False))
+        if name in content and content.get(name) != default
+    )
+    structured.facts(facts)
+    structured.code(code, "python", title="Code")
+    if expressions:
+        structured.facts(
+            list(expressions.items()), title="User expressions, evaluated after the code"
+        )
+    return structured.document()
 
 
 def summary_of(content: dict[str, Any], agent: str, notebook_path: str | None, kernel: str) -> str:

@@ -25,8 +25,9 @@ from typing import Any
 
 from ..core import errors
 from ..core.fingerprint import fingerprint
-from ..previews.file_tree import add_listing, describe, scan, tree_state
+from ..previews.file_tree import add_listing, add_tree_counts, describe, scan, tree_state
 from ..previews.line_diff import add_diff_preview, is_binary
+from ..previews.structured import Preview, StructuredPreview
 from ..previews.text import Deadline, PreviewText, size_text
 from .agent_routes import json_body, os_path
 
@@ -45,6 +46,8 @@ class HeldWrite:
     preview: str
     fingerprint: str
     slot: str
+    #: The structured preview (docs/protocol.md 4.1) built beside ``preview``.
+    structured: dict[str, Any] | None = None
 
 
 def _new_bytes(model: dict[str, Any]) -> bytes | None:
@@ -67,7 +70,7 @@ def _state(path: Path) -> Any:
     return tree_state(os.fspath(path))
 
 
-def _write_preview(api_path: str, target: Path, new: bytes) -> tuple[str, str]:
+def _write_preview(api_path: str, target: Path, new: bytes) -> tuple[str, Preview]:
     if not target.is_file():
         return change_preview(api_path, None, 0, new)
     try:
@@ -79,38 +82,89 @@ def _write_preview(api_path: str, target: Path, new: bytes) -> tuple[str, str]:
 
 
 def change_preview(
-    api_path: str, old: bytes | None, old_size: int, new: bytes, where: str = "current"
-) -> tuple[str, str]:
+    api_path: str,
+    old: bytes | None,
+    old_size: int,
+    new: bytes,
+    where: str = "current",
+    facts: tuple[tuple[str, str], ...] = (),
+) -> tuple[str, Preview]:
     """(summary, preview) of replacing ``old`` (None: no such file) with ``new``.
 
     A line diff from the engine ``ops.write_file`` shows; sizes and a digest for binary
     content or content over :data:`MAX_HELD_DIFF_BYTES` (``old_size`` is the old size then).
+    The structured form, built in the same pass, carries the same facts (and ``facts`` after
+    them), the diff's counts and hunks, or the sizes and the full digest.
     """
     preview = PreviewText()
+    structured = StructuredPreview()
     verb = "Create" if old is None else "Replace"
     summary = f"{verb} {api_path} ({size_text(len(new))})"
     preview.add(f"{verb} {api_path}")
+    items = [("path:file", api_path), ("change", verb)]
     if old is not None:
-        preview.add(f"Size: {size_text(old_size)} -> {size_text(len(new))}")
+        sizes = f"{size_text(old_size)} -> {size_text(len(new))}"
+        preview.add(f"Size: {sizes}")
+        items.append(("size", sizes))
         if old_size > MAX_HELD_DIFF_BYTES or len(new) > MAX_HELD_DIFF_BYTES:
-            preview.note(f"Not diffed: content over {size_text(MAX_HELD_DIFF_BYTES)}.")
-            return summary, preview.render()
+            note = f"Not diffed: content over {size_text(MAX_HELD_DIFF_BYTES)}."
+            preview.note(note)
+            _undiffed(structured, old_size, new, [*items, *facts], note, digest=False)
+            return summary, Preview(preview.render(), structured.document())
+    else:
+        items.append(("size", size_text(len(new))))
     before = old or b""
     if is_binary(before) or is_binary(new):
-        preview.add(f"sha256: -> {hashlib.sha256(new).hexdigest()[:12]}")
-        preview.note("Binary content (a NUL byte in the first 8 KiB): no line diff shown.")
-        return summary, preview.render()
+        digest = hashlib.sha256(new).hexdigest()
+        preview.add(f"sha256: -> {digest[:12]}")
+        note = "Binary content (a NUL byte in the first 8 KiB): no line diff shown."
+        preview.note(note)
+        size = old_size if old is not None else None
+        _undiffed(structured, size, new, [*items, *facts], note, digest=True)
+        return summary, Preview(preview.render(), structured.document())
+    structured.facts([*items, *facts])
     fromfile = f"{api_path} ({where})" if old is not None else "/dev/null"
-    add_diff_preview(preview, before, new, fromfile, f"{api_path} (new)", Deadline())
-    return summary, preview.render()
+    add_diff_preview(
+        preview, before, new, fromfile, f"{api_path} (new)", Deadline(), structured=structured
+    )
+    return summary, Preview(preview.render(), structured.document())
 
 
-def _tree_preview(verb: str, api_path: str, target: Path, extra: str = "") -> tuple[str, str]:
+def _undiffed(
+    structured: StructuredPreview,
+    old_size: int | None,
+    new: bytes,
+    items: list[tuple[str, str]],
+    note: str,
+    digest: bool,
+) -> None:
+    """The structured form of a write shown without a diff: sizes, and the new digest."""
+    if old_size is not None:
+        structured.count("bytes before", old_size)
+    structured.count("bytes after", len(new), "changed" if old_size is not None else "added")
+    if digest:
+        items = [*items, ("sha256", f"-> {hashlib.sha256(new).hexdigest()}")]
+    structured.facts(items)
+    structured.note(note)
+
+
+def _tree_preview(
+    verb: str,
+    api_path: str,
+    target: Path,
+    extra: str = "",
+    facts: tuple[tuple[str, str], ...] = (),
+    tone: str = "neutral",
+) -> tuple[str, Preview]:
     entries = scan(os.fspath(target))
+    what = describe(entries)
     preview = PreviewText()
-    preview.add(f"{verb} {api_path}{extra}: {describe(entries)}")
-    add_listing(preview, entries)
-    return f"{verb} {api_path}{extra}", preview.render()
+    preview.add(f"{verb} {api_path}{extra}: {what}")
+    structured = StructuredPreview()
+    add_tree_counts(structured, entries, tone)
+    structured.facts([("change", verb), ("path:path", api_path), *facts, ("what", what)])
+    add_listing(preview, entries, structured=structured, title="Inside")
+    return f"{verb} {api_path}{extra}", Preview(preview.render(), structured.document())
 
 
 def held_write(
@@ -142,11 +196,13 @@ def held_write(
         request["format"] = model.get("format")
     elif handler_name == f"{_CONTENTS}.ContentsHandler" and method == "DELETE":
         action = "file.delete"
-        summary, preview = _tree_preview("Delete", api_path, target)
+        summary, preview = _tree_preview("Delete", api_path, target, tone="removed")
     elif handler_name == f"{_CONTENTS}.ContentsHandler" and method == "PATCH":
         destination = str(model.get("path") or "").strip("/")
         action = "file.move"
-        summary, preview = _tree_preview("Rename", api_path, target, f" to {destination}")
+        summary, preview = _tree_preview(
+            "Rename", api_path, target, f" to {destination}", (("path:to", destination),)
+        )
         request["to"] = destination
         state["destination"] = _state(os_path(root, destination))
     elif handler_name == f"{_CONTENTS}.ContentsHandler" and method == "POST":
@@ -156,7 +212,11 @@ def held_write(
         action = "file.copy"
         source_path = os_path(root, source)
         summary, preview = _tree_preview(
-            "Copy", source.strip("/"), source_path, f" into {api_path or '/'}"
+            "Copy",
+            source.strip("/"),
+            source_path,
+            f" into {api_path or '/'}",
+            (("path:into", api_path or "/"),),
         )
         request["copy_from"] = source.strip("/")
         state["source"] = _state(source_path)
@@ -168,7 +228,9 @@ def held_write(
         checkpoint = str(path_kwargs.get("checkpoint_id") or "")
         verb = "Restore" if method == "POST" else "Delete checkpoint of"
         action = "file.restore" if method == "POST" else "file.delete_checkpoint"
-        summary, preview = _tree_preview(verb, api_path, target, f" (checkpoint {checkpoint})")
+        summary, preview = _tree_preview(
+            verb, api_path, target, f" (checkpoint {checkpoint})", (("checkpoint", checkpoint),)
+        )
         request["checkpoint_id"] = checkpoint
     else:
         return None
@@ -176,7 +238,7 @@ def held_write(
     # changed target as a fingerprint mismatch, not as a new request.
     slot = fingerprint({"action": action, "agent": agent, "request": request})
     digest = fingerprint({"action": action, "agent": agent, "request": request, "state": state})
-    return HeldWrite(action, summary, preview, digest, slot)
+    return HeldWrite(action, summary, preview.text, digest, slot, preview.structured)
 
 
 def pending_write_error(info_id: str, fp: str, summary: str) -> errors.ApprovalPending:

@@ -74,7 +74,9 @@ def held_room_edit(room_doc: Any, update: bytes, api_path: str, agent: str) -> H
     if after == before:
         return None
     old, new = before.encode("utf-8"), after.encode("utf-8")
-    summary, preview = change_preview(api_path, old, len(old), new, where="as in the room")
+    summary, preview = change_preview(
+        api_path, old, len(old), new, where="as in the room", facts=(("via", "collaboration room"),)
+    )
     request = {"method": "ROOM", "path": api_path}
     # The slot is the file: a later, different edit meets an approval as a mismatch.
     slot = fingerprint({"action": ACTION, "agent": agent, "request": request})
@@ -86,4 +88,11 @@ def held_room_edit(room_doc: Any, update: bytes, api_path: str, agent: str) -> H
             "state": {"room_text_sha256": hashlib.sha256(old).hexdigest()},
         }
     )
-    return HeldWrite(ACTION, f"{summary} in a collaboration room", preview, digest, slot)
+    return HeldWrite(
+        ACTION,
+        f"{summary} in a collaboration room",
+        preview.text,
+        digest,
+        slot,
+        preview.structured,
+    )
