@@ -12,7 +12,7 @@ import os
 import shlex
 from collections.abc import Mapping
 
-from ...previews.structured import Preview, StructuredPreview
+from ...previews.structured import STRUCTURED_BUDGET, Preview, StructuredPreview
 from ...previews.text import LINE_BUDGET, PreviewText, plural, size_text
 from ..common.redact import (
     is_secret_name,
@@ -108,8 +108,8 @@ def shell_preview(
         else:
             text.add(f"runs through {SHELL} -c: (the {plural(len(lines), 'line')} below)")
             listing = [f"  {line}" for line in lines]
-        raw_lines = _raw_lines(shown_line) or [""]
-        structured.count("command lines", len(raw_lines))
+        raw_lines, total = _raw_lines(shown_line, _most_items(structured.budget // 2))
+        structured.count("command lines", total)
     else:
         shown_argv = redact_argv(command)
         hidden = shown_argv != command
@@ -133,7 +133,7 @@ def shell_preview(
     if isinstance(command, str):
         kept = _fitting(raw_lines, structured.budget // 2)
         structured.code("\n".join(raw_lines[:kept]), "shell", title=f"runs through {SHELL} -c")
-        structured.left_out(len(raw_lines) - kept, "code lines")
+        structured.left_out(total - kept, "code lines")
     else:
         kept = _fitting(shown_argv, structured.budget // 2)
         structured.argv(shown_argv[:kept], title="runs (argv)")
@@ -166,12 +166,12 @@ def shell_preview(
     if input_listing:
         text.add("standard input:")
         text.extend(input_listing, kind="standard input lines")
-    if stdin is not None and stdin.lines:
+    if stdin is not None and stdin.count:
         # At most a quarter of the budget: the environment changes and files come after it.
-        raw = stdin.lines
+        raw, total = stdin.lines
         kept = _fitting(raw, structured.budget // 4)
         structured.code("\n".join(raw[:kept]), "text", title="standard input")
-        structured.left_out(len(raw) - kept, "code lines")
+        structured.left_out(total - kept, "code lines")
     _environment(text, env, environment_size, structured)
     if named:
         covered = named[:MAX_NAMED_FILES]
@@ -191,16 +191,22 @@ def _note(text: PreviewText, structured: StructuredPreview, note: str) -> None:
     structured.note(note)
 
 
-def _raw_lines(text: str) -> list[str]:
-    """``text`` split at line feeds as :func:`text_lines` does, characters left as they are."""
-    lines = text.split("\n")
-    if len(lines) > 1 and lines[-1] == "":
-        lines.pop()
-    return lines
+def _raw_lines(text: str, limit: int) -> tuple[list[str], int]:
+    """The first ``limit`` lines of ``text`` as :func:`text_lines` splits it, characters left as
+    they are, and the number of lines in all (only the lines that can be shown are made)."""
+    total = text.count("\n") + 1
+    if total > 1 and text.endswith("\n"):
+        total -= 1  # a final newline ends the last line; it does not start another
+    return text.split("\n", limit)[: min(limit, total)], total
 
 
 # What one kept string costs the structured preview at most, besides its characters.
 _ITEM_COST = 100
+
+
+def _most_items(share: int) -> int:
+    """The most strings that can fit in ``share`` characters of the structured budget."""
+    return share // _ITEM_COST + 1
 
 
 def _fitting(items: list[str], share: int) -> int:
@@ -224,7 +230,7 @@ class _Input:
         self.head = input[:INPUT_PREVIEW_CHARS]
         self.shown = redact_command_line(self.head) if input else ""
         self.hidden = self.shown != self.head
-        self.lines = _raw_lines(self.shown) if input else []
+        self.lines = _raw_lines(self.shown, _most_items(STRUCTURED_BUDGET // 4))
 
 
 def _input_state(input: str | None) -> _Input | None:
