@@ -12,6 +12,8 @@ sidebar and the journal then never see a shape or a character the contract does 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any, Final
 
 from .visible import make_visible
@@ -35,16 +37,22 @@ class StructuredRefused(ValueError):
     """A structured preview that does not have the documented shape."""
 
 
-def checked_structured(document: object, limit: int) -> dict[str, Any] | None:
+def checked_structured(document: object, limit: int, escape: bool = True) -> dict[str, Any] | None:
     """``document`` reduced to its documented shape and escaped, or a note if it is too large.
 
     Returns None for no document. A document of another shape raises
     :class:`StructuredRefused`. One whose JSON is longer than ``limit`` characters is replaced
     by a document that only says so: the text preview then carries what the person reads.
+    ``escape=False`` checks the shape of a document a store already escaped (the server
+    re-reading a kernel's listing), which escaping twice would garble.
     """
     if document is None:
         return None
-    kept = _document(document)
+    token = _ESCAPE.set(make_visible if escape else _unchanged)
+    try:
+        kept = _document(document)
+    finally:
+        _ESCAPE.reset(token)
     size = len(json.dumps(kept, ensure_ascii=False, separators=(",", ":")))
     if size <= limit:
         return kept
@@ -246,10 +254,19 @@ def _items(value: object, what: str) -> list[Any]:
     return list(value)
 
 
+def _unchanged(text: str) -> str:
+    return text
+
+
+# How strings are written: escaped (a store keeping a new document) or as they are (a shape
+# check only). A context variable, so concurrent checks in threads cannot mix the two.
+_ESCAPE: ContextVar[Callable[[str], str]] = ContextVar("_ESCAPE", default=make_visible)
+
+
 def _text(value: object, what: str) -> str:
     if not isinstance(value, str):
         raise StructuredRefused(f"{what} must be a string")
-    return make_visible(value)
+    return _ESCAPE.get()(value)
 
 
 def _optional_text(value: object) -> str | None:

@@ -182,8 +182,9 @@ class PendingHandler(ApprovalsHandler):
             item["notebook_path"] = _relative(path, root)
             item["decide_url"] = f"{API_PREFIX}/pending/{item['kernel_id']}/{item['id']}"
             item.setdefault("held_at", "kernel")
-            # A kernel runs code anyone with a cell can write: its structured preview is
-            # checked again here, so the sidebar only ever gets the documented shape.
+            # A kernel runs code anyone with a cell can write: the shape of its structured
+            # preview is checked again here, so the sidebar only ever gets the documented
+            # shape (its store escaped the strings; escaping again would garble them).
             item["structured"] = _structured_or_none(item.get("structured"))
 
         rows, listing = await self.links.snapshot()
@@ -199,7 +200,7 @@ class PendingHandler(ApprovalsHandler):
 
 def _structured_or_none(document: object) -> dict[str, Any] | None:
     try:
-        return checked_structured(document, MAX_STRUCTURED_CHARS)
+        return checked_structured(document, MAX_STRUCTURED_CHARS, escape=False)
     except StructuredRefused:
         return None
 
