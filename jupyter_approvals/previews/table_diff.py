@@ -43,6 +43,11 @@ class RowDiff:
     with the compared columns whose values differ. A key occurring more than once in a table
     is counted in ``duplicate_old`` / ``duplicate_new`` (keys, not rows); rows are then
     matched by the first row of each key and the later rows are not compared.
+
+    ``added_rows``, ``removed_rows`` and ``changed_rows`` are where the example rows are, as
+    positions (``iloc``): in ``new`` for added rows, in ``old`` for removed ones, and
+    ``(old, new)`` pairs for changed ones, in the order of the ``example_*`` lists; a preview
+    reads the values it shows from there.
     """
 
     compared_columns: list[Hashable]
@@ -57,6 +62,9 @@ class RowDiff:
     duplicate_new: int = 0
     example_duplicate_old: list[Any] = field(default_factory=list)
     example_duplicate_new: list[Any] = field(default_factory=list)
+    added_rows: list[int] = field(default_factory=list)
+    removed_rows: list[int] = field(default_factory=list)
+    changed_rows: list[tuple[int, int]] = field(default_factory=list)
 
 
 def diff_columns(old: Any, new: Any) -> ColumnDiff:
@@ -116,16 +124,15 @@ def diff_rows(
     seen_old[old_matched] = True
     removed_at = np.flatnonzero(~seen_old)
 
-    example_changed = []
-    for new_pos in changed_at[:examples]:
-        old_row = old_rows[position[new_pos]]
-        new_row = new_rows[new_pos]
-        columns = [
-            c
-            for c in compared
-            if not _same_value(old_cmp[c].iloc[old_row], new_cmp[c].iloc[new_row])
-        ]
-        example_changed.append((_key_value(new_keys[new_pos]), columns))
+    shown_changed = changed_at[:examples]
+    changed_rows = [
+        (int(old_rows[position[new_pos]]), int(new_rows[new_pos])) for new_pos in shown_changed
+    ]
+    differing = _differing_columns(old_cmp, new_cmp, compared, changed_rows)
+    example_changed = [
+        (_key_value(new_keys[new_pos]), columns)
+        for new_pos, columns in zip(shown_changed, differing, strict=True)
+    ]
 
     return RowDiff(
         compared_columns=compared,
@@ -140,7 +147,31 @@ def diff_rows(
         duplicate_new=new_dups,
         example_duplicate_old=old_dup_examples,
         example_duplicate_new=new_dup_examples,
+        added_rows=[int(new_rows[i]) for i in added_at[:examples]],
+        removed_rows=[int(old_rows[i]) for i in removed_at[:examples]],
+        changed_rows=changed_rows,
     )
+
+
+def _differing_columns(
+    old: Any, new: Any, compared: list[Hashable], rows: list[tuple[int, int]]
+) -> list[list[Hashable]]:
+    """For each ``(old, new)`` row pair, the compared columns whose values differ.
+
+    The example rows are taken out of both frames once, so the cost is one small selection
+    per frame and one short list per column, however wide the table.
+    """
+    if not rows or not compared:
+        return [[] for _ in rows]
+    old_part = old.iloc[[at for at, _ in rows]]
+    new_part = new.iloc[[at for _, at in rows]]
+    differing: list[list[Hashable]] = [[] for _ in rows]
+    for column in compared:
+        pairs = zip(old_part[column].tolist(), new_part[column].tolist(), strict=True)
+        for number, (left, right) in enumerate(pairs):
+            if not _same_value(left, right):
+                differing[number].append(column)
+    return differing
 
 
 def _comparable(pd: Any, old: Any, new: Any, columns: list[Hashable]) -> tuple[Any, Any]:

@@ -131,3 +131,17 @@ def test_rows_in_a_different_order_match_by_key():
     # Then nothing is added, removed or changed
     diff = diff_rows(pd, old, new, ["id"])
     assert (diff.added, diff.removed, diff.changed, diff.unchanged) == (0, 0, 0, 100)
+
+
+def test_example_rows_are_located_so_a_preview_can_show_their_values():
+    # Given two versions of a table in different row orders
+    old = frame(id=[1, 2, 3, 4], x=[1.0, 2.0, 3.0, 4.0])
+    new = frame(id=[5, 3, 2, 1], x=[5.0, 3.5, 2.0, 1.0])
+    # When they are compared by id
+    diff = diff_rows(pd, old, new, ["id"])
+    # Then each example's row is found by position: new for added, old for removed, both for
+    # changed, in the order of the example keys
+    assert [new["id"].iloc[at] for at in diff.added_rows] == diff.example_added == [5]
+    assert [old["id"].iloc[at] for at in diff.removed_rows] == diff.example_removed == [4]
+    assert diff.changed_rows == [(2, 1)]
+    assert diff.example_changed == [(3, ["x"])]

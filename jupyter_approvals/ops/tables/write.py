@@ -21,7 +21,8 @@ from ...core.errors import ApprovalInvalidArgument
 from ...core.lease import require_lease
 from ...kernel.gate import protected
 from ...kernel.handoff import peek, recall, remember
-from ...previews.text import Deadline, PreviewText, plural
+from ...previews.structured import Preview, StructuredPreview
+from ...previews.text import Deadline, PreviewText, plural, size_text
 from ..common.files_state import FileState, read_state
 from ..common.paths import path_text
 from .formats import (
@@ -33,7 +34,7 @@ from .formats import (
     require_pandas,
     write_frame,
 )
-from .preview import HEAD_ROWS, add_changes, add_csv_changes, head_lines
+from .preview import HEAD_ROWS, add_changes, add_csv_changes, add_head, head_lines
 
 __all__ = ["write_table"]
 
@@ -162,11 +163,25 @@ def _summary(df: Any, path: str, format: str, key: Any, index: bool) -> str:
     )
 
 
-def _preview(df: Any, path: str, format: str, key: Any, index: bool) -> str:
-    """The card's text: the new table, then what changes against the existing file."""
+def _preview(df: Any, path: str, format: str, key: Any, index: bool) -> Preview:
+    """The card's text and its structured form, made in one pass."""
+    text, structured = build_preview(df, path, format, key, index)
+    return Preview(text.render(), None if structured is None else structured.document())
+
+
+def build_preview(
+    df: Any, path: str, format: str, key: Any, index: bool, structured: bool = True
+) -> tuple[PreviewText, StructuredPreview | None]:
+    """The new table, then what changes against the existing file; as text and structured.
+
+    The structured form (unless ``structured`` is False) has the counts first, then the
+    column changes, the changed, added and removed rows with their values, the first rows of
+    the new table, and the target's facts; the text stays what it is without it.
+    """
     deadline = Deadline()
     pd = require_pandas(format)
     text = PreviewText()
+    shown = StructuredPreview() if structured else None
     target = Path(path)
     state = _target_state(path, keep=False)
     exists = state.size is not None
@@ -185,10 +200,23 @@ def _preview(df: Any, path: str, format: str, key: Any, index: bool) -> str:
         text.add(f"First {plural(min(rows, HEAD_ROWS), 'row')}:")
         text.extend(head_lines(pd, new), "first-row lines")
     if exists and format == "csv":
-        add_csv_changes(text, pd, df, target, state, key, index, deadline)
+        add_csv_changes(text, pd, df, target, state, key, index, deadline, shown)
     elif exists:
-        add_changes(text, pd, new, target, state, format, key, index, deadline)
-    return text.render()
+        add_changes(text, pd, new, target, state, format, key, index, deadline, shown)
+    elif shown is not None:
+        shown.count("rows", rows, "added")
+        shown.count("columns", columns)
+    if shown is not None:
+        add_head(shown, new, key)
+        facts = [
+            ("path:file", path),
+            ("action", f"{verb} ({LABELS[format]}{', with the index' if index else ''})"),
+            ("existing file", size_text(state.size or 0) if exists else "none"),
+        ]
+        if key is not None:
+            facts.append(("key", ", ".join(map(str, key))))
+        shown.facts(facts, title="Target")
+    return text, shown
 
 
 @protected(
