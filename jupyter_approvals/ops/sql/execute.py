@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING, Any
 
 from ...core.lease import require_lease
 from ...kernel.gate import protected
-from ...previews.text import PreviewText, plural
+from ...previews.structured import Preview, StructuredPreview
+from ...previews.text import LINE_BUDGET, PreviewText, plural
 from ..common.extras import require
 from ..common.refusal import invalid_argument
-from .database import Database, database_of, row_lines, run_transaction
+from .database import Database, Rows, database_of, row_lines, run_transaction
 from .dry_run import DryRun, check_unchanged, dry_run
 from .statement import parse_statement
 
@@ -49,6 +50,9 @@ _VERBS = {
     "UPSERT": "insert",
     "MERGE": "change",
 }
+#: How a structured preview colours the rows a statement would change.
+_TONES = {"delete": "removed", "insert": "added", "update": "changed", "change": "changed"}
+_ROW_CHANGES = {"delete": "removed", "insert": "added", "update": "changed", "change": "changed"}
 
 
 def _prepare(database: Any, statement: Any, parameters: Any) -> dict[str, Any]:
@@ -98,12 +102,13 @@ def _subject(database: Database, statement: str, parameters: dict[str, Any] | No
     return dry_run(database, parse_statement(statement, database.dialect), parameters).state()
 
 
-def _preview(database: Database, statement: str, parameters: dict[str, Any] | None) -> str:
+def _preview(database: Database, statement: str, parameters: dict[str, Any] | None) -> Preview:
     parsed = parse_statement(statement, database.dialect)
     found = dry_run(database, parsed, parameters)
     text = PreviewText()
     text.add(f"SQL {parsed.main} on {database.url} (dialect {database.dialect})")
-    text.add(_verdict(parsed.main, parsed.kind, found))
+    verdict = _verdict(parsed.main, parsed.kind, found)
+    text.add(verdict)
     text.add(f"Statement ({plural(len(statement), 'character')}; long lines are wrapped):")
     _add_wrapped(text, statement, STATEMENT_CHARS, "characters of the statement")
     if parameters:
@@ -111,8 +116,78 @@ def _preview(database: Database, statement: str, parameters: dict[str, Any] | No
         shown = "\n".join(f"{key} = {value!r}" for key, value in parameters.items())
         _add_wrapped(text, shown, PARAMETER_CHARS, "characters of the parameters")
     _add_details(text, parsed.main, found)
-    text.add(_binding(found))
-    return text.render()
+    binding = _binding(found)
+    text.add(binding)
+    built = _structured(database, parsed.main, statement, parameters, found, verdict)
+    built.note(binding)
+    return Preview(text.render(), built.document())
+
+
+def _structured(
+    database: Database,
+    main: str,
+    statement: str,
+    parameters: dict[str, Any] | None,
+    found: DryRun,
+    verdict: str,
+) -> StructuredPreview:
+    """The dry run's counts first, the statement, its parameters and database, the rows."""
+    shown = StructuredPreview()
+    verb = _VERBS.get(main, "change")
+    if found.status == "done" and found.rowcount is not None:
+        shown.count(f"rows it would {verb}", found.rowcount, _TONES[verb])
+    if found.status == "done" and found.rowcount is None:
+        shown.count("schema changes", len(found.schema_changes), "changed")
+        dropped = {change.removeprefix("drop table ") for change in found.schema_changes}
+        for name, rows in found.tables:
+            tone = "removed" if name in dropped else "changed"
+            shown.count(f"rows in table {name}", rows.count, tone)
+    kept = statement[:STATEMENT_CHARS]
+    shown.code(kept, "sql", title=f"Statement ({plural(len(statement), 'character')})")
+    shown.left_out(len(statement) - len(kept), "characters of the statement")
+    if any(len(line) > LINE_BUDGET for line in kept.split("\n")):
+        shown.note(
+            f"Lines of the statement longer than {LINE_BUDGET} characters are cut here; the "
+            "text preview shows them in full, wrapped."
+        )
+    if parameters:
+        items, used = [], 0
+        for name, value in parameters.items():
+            if used >= PARAMETER_CHARS:
+                break
+            items.append((f":{name}", repr(value)))
+            used += len(name) + len(items[-1][1])
+        shown.facts(items, title="Parameters")
+        shown.left_out(len(parameters) - len(items), "parameters")
+    shown.facts(
+        [("database", database.url), ("dialect", database.dialect), ("dry run", verdict)],
+        title="Database",
+    )
+    if found.affected is not None and found.affected.count:
+        rows = found.affected
+        title = f"Rows it would {verb} (first {len(rows.first)} of {rows.count:,})"
+        _rows_table(shown, rows, title, _ROW_CHANGES[verb], f"rows it would {verb}")
+    for name, rows in found.tables:
+        title = f"Table {name} now: {plural(rows.count, 'row')}" + (
+            f"; first {len(rows.first)}" if rows.first else ""
+        )
+        _rows_table(shown, rows, title, "same", f"rows of table {name}")
+    if found.note and found.status == "done":
+        shown.note(f"Note: {found.note}.")
+    elif found.status != "done":
+        shown.note(verdict)
+    return shown
+
+
+def _rows_table(shown: StructuredPreview, rows: Rows, title: str, change: str, kind: str) -> None:
+    """The first rows a dry run read, each value as its ``repr`` (text quoted)."""
+    table = shown.table([(column, None, False) for column in rows.columns], title=title)
+    for at, row in enumerate(rows.first):
+        if table is None or shown.full:
+            shown.left_out(len(rows.first) - at, kind)
+            return
+        table.row(change, [repr(value) for value in row], kind)
+    shown.left_out(rows.count - len(rows.first), kind)
 
 
 def _verdict(main: str, kind: str, found: DryRun) -> str:

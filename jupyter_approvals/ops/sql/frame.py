@@ -20,9 +20,11 @@ from ...core.errors import (
 )
 from ...core.lease import require_lease
 from ...kernel.gate import protected
+from ...previews.structured import Preview, StructuredPreview
 from ...previews.text import PreviewText, plural
 from ..common.extras import require
 from ..common.refusal import invalid_argument
+from ..tables.preview import cell_text
 from .database import (
     Database,
     Rows,
@@ -133,15 +135,32 @@ def _summary(df: pd.DataFrame, name: str, database: Database, if_exists: str, in
     return f"Write {plural(len(df), 'row')} to table {name!r} ({if_exists}) in {database.url}"
 
 
-def _preview(df: pd.DataFrame, name: str, database: Database, if_exists: str, index: bool) -> str:
+def _preview(
+    df: pd.DataFrame, name: str, database: Database, if_exists: str, index: bool
+) -> Preview:
     table = _table(database, name)
     text = PreviewText()
+    shown = StructuredPreview()
+    _add_counts(shown, df, table, if_exists)
     text.add(
         f"Write a DataFrame to table {name!r} in {database.url} (dialect {database.dialect}): "
         f"if_exists={if_exists!r}, index={index}"
     )
-    text.add(_verdict(df, name, table, if_exists))
+    verdict = _verdict(df, name, table, if_exists)
+    text.add(verdict)
+    shown.facts(
+        [
+            ("table", name),
+            ("database", database.url),
+            ("dialect", database.dialect),
+            ("if_exists", repr(if_exists)),
+            ("index", str(index)),
+            ("outcome", verdict),
+        ],
+        title="Target",
+    )
     _add_frame(text, df)
+    _add_frame_rows(shown, df)
     if table is not None:
         columns = ", ".join(f"{column} {kind}" for column, kind in table.columns)
         text.add(f"Table {name!r} now: {plural(table.rows.count, 'row')}; columns {columns}")
@@ -149,6 +168,7 @@ def _preview(df: pd.DataFrame, name: str, database: Database, if_exists: str, in
             fate = "would be dropped with the table" if if_exists == "replace" else "stay"
             text.add(f"Its rows ({fate}; first {len(table.rows.first)} of {table.rows.count:,}):")
             text.extend(row_lines(table.rows.columns, table.rows.first), "rows")
+        _add_table_rows(shown, name, table, if_exists)
         if if_exists == "append":
             known = {column for column, _ in table.columns}
             unknown = [
@@ -157,12 +177,64 @@ def _preview(df: pd.DataFrame, name: str, database: Database, if_exists: str, in
                 if str(c) not in known
             ]
             if unknown:
-                text.add(f"Columns not in the table (the write would fail): {', '.join(unknown)}")
-    text.add(
+                line = f"Columns not in the table (the write would fail): {', '.join(unknown)}"
+                text.add(line)
+                shown.note(line)
+    binding = (
         "The approval binds the frame and the table's current content (or its absence): a "
         "change of either before the run refuses it."
     )
-    return text.render()
+    text.add(binding)
+    shown.note(binding)
+    return Preview(text.render(), shown.document())
+
+
+def _add_counts(
+    shown: StructuredPreview, df: pd.DataFrame, table: _Table | None, if_exists: str
+) -> None:
+    """The headline: rows the write adds, and those it drops or the table holds before."""
+    shown.count("rows added", len(df), "added")
+    if table is not None and if_exists == "replace":
+        shown.count("rows removed", table.rows.count, "removed")
+    elif table is not None:
+        shown.count("rows before", table.rows.count)
+        shown.count("rows after", table.rows.count + len(df))
+    shown.count("columns of the frame", len(df.columns))
+
+
+def _add_frame_rows(shown: StructuredPreview, df: pd.DataFrame) -> None:
+    """The frame's first rows, up to PREVIEW_COLUMNS columns, each column with its dtype."""
+    head = df.iloc[:5, :PREVIEW_COLUMNS]
+    columns = [(column, str(dtype)) for column, dtype in head.dtypes.items()]
+    title = f"First rows of the frame ({len(head)} of {len(df):,})"
+    block = shown.table([(str(column), kind, False) for column, kind in columns], title=title)
+    shown.left_out(len(df.columns) - len(columns), "columns of the frame")
+    if block is None:
+        return
+    values = [head[column].tolist() for column, _ in columns]
+    for at in range(len(head)):
+        if shown.full:
+            shown.left_out(len(head) - at, "rows of the frame")
+            return
+        block.row("added", [cell_text(value[at]) for value in values], "rows of the frame")
+
+
+def _add_table_rows(shown: StructuredPreview, name: str, table: _Table, if_exists: str) -> None:
+    """The table's first rows as they are now (each value as its ``repr``)."""
+    rows = table.rows
+    fate = "dropped with the table" if if_exists == "replace" else "kept"
+    kinds = dict(table.columns)
+    block = shown.table(
+        [(column, kinds.get(column), False) for column in rows.columns],
+        title=f"Table {name!r} now: {plural(rows.count, 'row')}, {fate} (first {len(rows.first)})",
+    )
+    change = "removed" if if_exists == "replace" else "same"
+    for at, row in enumerate(rows.first):
+        if block is None or shown.full:
+            shown.left_out(len(rows.first) - at, "rows of the table")
+            return
+        block.row(change, [repr(value) for value in row], "rows of the table")
+    shown.left_out(rows.count - len(rows.first), "rows of the table")
 
 
 def _verdict(df: pd.DataFrame, name: str, table: _Table | None, if_exists: str) -> str:
