@@ -161,18 +161,26 @@ def add_diff_preview(
     preview.add(f"+++ {tofile}", "diff lines")
     block = structured.diff(fromfile, tofile) if structured is not None else None
     groups = hunks(diff)
+    # Hunks the structured preview has no room for, and their lines: counted once at the end.
+    cut_hunks = cut_lines = 0
     for group in groups:
+        size = 0
         if preview.full:
-            preview.left_out(hunk_size(diff, group), "diff lines")
+            size = hunk_size(diff, group)
+            preview.left_out(size, "diff lines")
         else:
             for line in _hunk_lines(diff, group, CONTEXT):
                 preview.add(line, "diff lines")
         if structured is not None:
             if block is None or structured.full:
-                structured.left_out(1, "hunks")
-                structured.left_out(_structured_size(diff, group), "diff lines")
+                cut_hunks += 1
+                # Its lines are the text's, without the @@ header.
+                cut_lines += (size or hunk_size(diff, group)) - 1
             else:
                 _structured_hunk(structured, block, diff, group, fromfile, tofile)
+    if structured is not None:
+        structured.left_out(cut_hunks, "hunks")
+        structured.left_out(cut_lines, "diff lines")
     return diff
 
 
