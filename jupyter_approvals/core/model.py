@@ -42,6 +42,9 @@ class Origin:
     ``username`` and ``session`` are what the executing client claimed in its message
     header: shown to the person as a hint, never trusted as an identity. ``agent`` names the
     agent identity that sent the code, as the server stamped it (docs/protocol.md 7.4).
+    ``execution_count`` is the number the notebook shows next to the cell while it runs
+    (``[5]:``), or None where the run has none (a silent run, one kept out of the history, or
+    a call made outside a cell's run).
     """
 
     kernel_id: str | None = None
@@ -50,13 +53,15 @@ class Origin:
     username: str | None = None
     session: str | None = None
     agent: str | None = None
+    execution_count: int | None = None
 
-    def to_wire(self) -> dict[str, str | None]:
+    def to_wire(self) -> dict[str, str | int | None]:
         """The JSON form used in comm messages and the journal."""
         return {
             "kernel_id": self.kernel_id,
             "notebook_path": self.notebook_path,
             "cell_id": self.cell_id,
+            "execution_count": self.execution_count,
             "username": self.username,
             "session": self.session,
             "agent": self.agent,

@@ -129,7 +129,8 @@ function render({ model, el: root }) {
     title.textContent = model.get("action");
     summary.textContent = model.get("summary");
     const fn = model.get("function");
-    origin.textContent = `${fn ? `runs ${fn}, ` : ""}requested from ${model.get("origin")}`;
+    // "requested from notebook sales/clean.ipynb, cell [5], run by ana (claimed)"
+    origin.textContent = `${fn ? `runs ${fn}, ` : ""}${model.get("origin")}`;
     fpValue.textContent = fullShown ? fp : short(fp);
     fpToggle.textContent = fullShown ? "show short" : "show full";
     pre.textContent = model.get("preview") || "(no preview)";

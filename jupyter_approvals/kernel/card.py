@@ -14,6 +14,8 @@ ids and clock times, which the sanitize file in the repository masks.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +24,7 @@ from traitlets import Dict, Int, Unicode
 
 from ..core import errors
 from ..core.fingerprint import short_fingerprint
-from ..core.model import RequestInfo, Status, iso_utc
+from ..core.model import Origin, RequestInfo, Status, iso_utc
 from ..core.protocol import SHOWN_FIELDS
 
 if TYPE_CHECKING:
@@ -111,8 +113,9 @@ class ApprovalCard(anywidget.AnyWidget):
         self._journal_health = journal_health
         self._project_root = project_root
         self._info = info
-        #: The execute request whose output shows this card last (one display per cell run).
-        self.shown_in: str | None = None
+        #: Where the card is shown now: the cell and its number (the request's origin, or
+        #: the cell that ran again and shows the card anew).
+        self._place: Origin = info.origin
         super().__init__(
             request_id=info.id,
             action=info.action,
@@ -151,7 +154,7 @@ class ApprovalCard(anywidget.AnyWidget):
             self.reason = info.reason
             ends = info.approval_expires_at if info.status is Status.APPROVED else info.expires_at
             self.expires_at = iso_utc(ends) if ends else ""
-            self.origin = _origin_text(info, self._project_root)
+            self.origin = origin_text(info, self._project_root, self._place)
             self.journal_error = (
                 f"The decision journal cannot be written ({journal_problem}); decisions "
                 "still apply but are not being recorded."
@@ -160,6 +163,11 @@ class ApprovalCard(anywidget.AnyWidget):
             )
             if event == "refused" and info.status is Status.PENDING and fields:
                 self.notice = f"A decision was refused ({fields.get('code')})."
+
+    def shown_at(self, place: Origin) -> None:
+        """The card is displayed (again) in the output of the cell run at ``place``."""
+        self._place = place
+        self.origin = origin_text(self._info, self._project_root, place)
 
     def _on_frontend_message(self, _widget: object, content: object, _buffers: object) -> None:
         op = content.get("op") if isinstance(content, dict) else None
@@ -218,37 +226,100 @@ class ApprovalCard(anywidget.AnyWidget):
         return card_text(self._info)
 
 
-def _origin_text(info: RequestInfo, project_root: Path) -> str:
-    parts = []
-    if info.origin.agent:
-        parts.append(f"requested by agent {info.origin.agent}")
-    if info.origin.notebook_path:
-        notebook = Path(info.origin.notebook_path)
+def origin_text(info: RequestInfo, project_root: Path, place: Origin | None = None) -> str:
+    """Where the request came from, as a person sees it: the notebook, the cell by the number
+    shown next to it (``cell [5]``, or "a new cell" where the run has none) and who ran it (as
+    the client claimed), or the agent whose code asked. ``place`` is the cell showing the card
+    now, when that is another run than the one that asked first (the cell ran again)."""
+    origin = info.origin
+    if place is not None:
+        origin = replace(origin, cell_id=place.cell_id, execution_count=place.execution_count)
+    where = []
+    if origin.notebook_path:
+        notebook = Path(origin.notebook_path)
         if notebook.is_absolute() and notebook.is_relative_to(project_root):
             notebook = notebook.relative_to(project_root)
-        parts.append(f"notebook {notebook}")
-    if info.origin.cell_id:
-        parts.append(f"cell {info.origin.cell_id}")
-    if info.origin.username:
-        parts.append(f"client user {info.origin.username!r} (claimed)")
-    return ", ".join(parts) or "this kernel"
+        where.append(f"notebook {notebook}")
+    if origin.execution_count is not None:
+        where.append(f"cell [{origin.execution_count}]")
+    elif origin.notebook_path or origin.cell_id:
+        where.append("a new cell")
+    named = ", ".join(where)
+    if origin.agent:
+        return f"requested by agent {origin.agent}" + (f" from {named}" if named else "")
+    text = f"requested from {named or 'this kernel'}"
+    if origin.username:
+        text += f", run by {origin.username} (claimed)"
+    return text
+
+
+#: What an ended request's stored text says happened.
+_ENDED = {
+    Status.EXECUTED: "approved and executed",
+    Status.FAILED: "approved, ran and failed",
+    Status.REJECTED: "rejected",
+    Status.WITHDRAWN: "withdrawn by the caller, nothing ran",
+    Status.DISMISSED: "closed without a decision, nothing ran",
+    Status.TIMED_OUT: "timed out, nobody answered, nothing ran",
+    Status.EXPIRED: "approved but not used in time, nothing ran",
+    Status.AUTO_ANSWERED: "answered faster than a person reads, nothing ran",
+    Status.REFUSED: "refused at run time (the content or action differed), nothing ran",
+}
+
+
+def ended_phrase(info: RequestInfo) -> str | None:
+    """How the request ended ("approved and executed", "rejected, reason: ..."), or None while
+    it is pending, approved or running."""
+    phrase = _ENDED.get(info.status)
+    if phrase is not None and info.status is Status.REJECTED and info.reason:
+        phrase += ", reason: " + " ".join(info.reason.split())[:200]
+    return phrase
+
+
+def _shown_on(info: RequestInfo) -> str:
+    return datetime.fromtimestamp(info.created_at, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _state(info: RequestInfo) -> str:
+    ended = ended_phrase(info)
+    if ended is not None:
+        return f"ended: {ended}; run the cell to ask again"
+    if info.status is Status.PENDING or info.approval_expires_at is None:
+        return f"answer by {iso_utc(info.expires_at)}"
+    return f"approved, use by {iso_utc(info.approval_expires_at)}"
 
 
 def card_text(info: RequestInfo) -> str:
-    """The plain-text card: stable for the same request content (ids and times aside)."""
+    """The plain-text card: stable for the same request content (ids and times aside), dated,
+    and in the past tense once the request ended."""
+    ended = ended_phrase(info) is not None
     lines = [
-        f"Approval needed: {info.action}",
+        f"Approval request ended: {info.action}" if ended else f"Approval needed: {info.action}",
         f"  {info.summary}",
         f"  runs {info.function}",
         *([f"  requested by agent {info.origin.agent}"] if info.origin.agent else []),
         f"  fingerprint {short_fingerprint(info.fingerprint)}  ({info.fingerprint})",
-        f"  request {info.id}, answer by {iso_utc(info.expires_at)}",
+        f"  request {info.id}, shown on {_shown_on(info)}, {_state(info)}",
         "  preview:",
     ]
     lines.extend(f"    {line}" for line in (info.preview or "(no preview)").splitlines())
     if info.preview_omitted:
         lines.append(f"    ... {info.preview_omitted} more characters left out of this preview")
-    lines.append(
-        "  Approve or reject it in the card or in the Approvals sidebar, then run the call again."
-    )
+    if not ended:
+        lines.append(
+            "  Approve or reject it in the card or in the Approvals sidebar, then run the call "
+            "again."
+        )
     return "\n".join(lines)
+
+
+def pointer_text(info: RequestInfo, execution_count: int | None) -> str:
+    """What a repeated call shows instead of a second live card: where the card is."""
+    card = f"the card of cell [{execution_count}]" if execution_count else "its card"
+    ended = ended_phrase(info)
+    state = (
+        f"ended: {ended}; run the cell to ask again."
+        if ended is not None
+        else "waiting for a decision: approve or reject it there or in the Approvals sidebar."
+    )
+    return f"Already asked in {card} (request {info.id}), {state}"

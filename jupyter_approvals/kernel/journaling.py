@@ -72,6 +72,7 @@ class KernelJournal:
             entry.update(
                 info.journal_fields(),
                 cell_id=info.origin.cell_id,
+                execution_count=info.origin.execution_count,
                 username=info.origin.username,
             )
             if entry["notebook_path"] is None and info.origin.notebook_path:

@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ..core.model import iso_utc
 from .session import KernelSession
+
+
+def home_relative(path: Path) -> str:
+    """``path`` with the home directory written ``~``: what a person reads, and what a saved
+    notebook keeps without naming this machine's user."""
+    try:
+        home = Path.home()
+    except (RuntimeError, KeyError):
+        return str(path)
+    if home != Path(home.anchor) and path.is_relative_to(home):
+        return str(Path("~") / path.relative_to(home))
+    return str(path)
 
 
 def approvals_report(session: KernelSession, recent: int = 10) -> str:
@@ -23,7 +36,7 @@ def approvals_report(session: KernelSession, recent: int = 10) -> str:
         why = f" - {info.reason}" if info.reason else ""
         lines.append(f"  {info.id}  {info.action}  {info.status.value}{why}")
     journal = session.journal
-    lines.append(f"Journal: {journal.path}")
+    lines.append(f"Journal: {home_relative(journal.path)}")
     if journal.last_append_ok is False:
         lines.append(f"  NOT WRITABLE: {journal.last_error} ({journal.failures} failed appends)")
     limits = session.limits

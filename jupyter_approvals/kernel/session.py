@@ -10,6 +10,7 @@ the store only through :mod:`.decisions`, after the frontend check.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import os
 import threading
@@ -130,6 +131,8 @@ class KernelSession:
             # Announce: the server learns that approvals are served here, even mid-cell.
             self.endpoint.broadcast_changed()
             _show_approval_errors_briefly(shell)
+            # A cell that runs again has its outputs cleared: a card shown there is gone.
+            shell.events.register("pre_run_cell", self._cards.cell_runs)
             threading.Thread(
                 target=self._sweep_forever, name="approvals-sweeper", daemon=True
             ).start()
@@ -167,6 +170,10 @@ class KernelSession:
         """Stop the sweeper and the comm endpoint of this session."""
         atexit.unregister(self._journal_lost)
         self._stop.set()
+        events = getattr(self.shell, "events", None)
+        if self.endpoint is not None and events is not None:
+            with contextlib.suppress(ValueError):
+                events.unregister("pre_run_cell", self._cards.cell_runs)
         if self.endpoint is not None:
             self.endpoint.close()
 
@@ -191,12 +198,13 @@ class KernelSession:
             username=context["username"],
             session=context["session"],
             agent=context["agent"],
+            execution_count=_execution_count(self.shell, context["cell_id"]),
         )
 
     def show(self, info: RequestInfo) -> None:
         """Display the card of ``info`` in the current output; start its answer clock."""
         if self.shell is not None and getattr(self.shell, "kernel", None) is not None:
-            self._cards.show(info)
+            self._cards.show(info, self.origin())
         self.store.mark_shown(info.id)
 
     def journal_refusal(self, budget: str, code: str, **fields: Any) -> None:
@@ -266,6 +274,28 @@ class KernelSession:
                 self.store.sweep()
             except Exception:  # a sweep must never kill the thread that ends stale requests
                 log.exception("approval sweep failed")
+
+
+def _execution_count(shell: Any, cell_id: str | None) -> int | None:
+    """The number the notebook shows next to the cell running now (``[5]:``), if it has one.
+
+    IPython counts a cell before running it, so ``shell.execution_count`` is already the next
+    cell's number while a cell runs; the running cell's own is in the result IPython fills in
+    meanwhile. None outside a cell's run (a comm message, a thread after its cell ended, a
+    run of another cell), and for runs the history does not keep (silent, or
+    ``store_history`` off), which show no number of their own.
+    """
+    if frontend.current_message_type() != "execute_request":
+        return None
+    result = getattr(getattr(shell, "displayhook", None), "exec_result", None)
+    info = getattr(result, "info", None)
+    if info is None or getattr(info, "silent", True) or not getattr(info, "store_history", False):
+        return None
+    ran = getattr(info, "cell_id", None)
+    if ran is not None and ran != cell_id:
+        return None  # the result of another run than the message being handled
+    count = getattr(result, "execution_count", None)
+    return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else None
 
 
 def _show_approval_errors_briefly(shell: Any) -> None:

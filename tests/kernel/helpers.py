@@ -62,3 +62,27 @@ def value(fe: KernelFrontend, expression: str) -> str:
     result = run(fe, expression)
     assert result.status == "ok", result.evalue
     return result.data()[-1]
+
+
+def record_iopub(fe: KernelFrontend) -> list[dict]:
+    """Keep every iopub message ``fe`` reads from now on (it reads them all: a kernel
+    broadcasts iopub, so this includes updates sent while other clients' messages ran)."""
+    seen: list[dict] = []
+    absorb = fe._absorb
+
+    def keep(msg: dict) -> None:
+        seen.append(msg)
+        absorb(msg)
+
+    fe._absorb = keep
+    return seen
+
+
+def display_updates(seen: list[dict], display_id: str) -> list[str]:
+    """The text/plain of each ``update_display_data`` for ``display_id``, in order."""
+    return [
+        msg["content"]["data"]["text/plain"]
+        for msg in seen
+        if msg["msg_type"] == "update_display_data"
+        and msg["content"].get("transient", {}).get("display_id") == display_id
+    ]
