@@ -129,6 +129,11 @@ def _argv(repo: str, run: GitRun) -> list[str]:
     ]
 
 
+def git_argv(repo: str, run: GitRun, *args: str) -> list[str]:
+    """The exact argv a git call in ``repo`` with ``args`` runs (what a card shows first)."""
+    return [*_argv(repo, run), *args]
+
+
 def _kill(process: subprocess.Popen[bytes]) -> None:
     # The whole session: ssh or a hook started by git must not outlive the timeout.
     with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -156,7 +161,7 @@ def _start(repo: str, args: tuple[str, ...], run: GitRun, stderr: int) -> subpro
     """Start git in ``repo`` with ``run``'s program and environment: no stdin, its own session
     (no terminal to prompt on, and a timeout can stop everything it started)."""
     return subprocess.Popen(
-        [*_argv(repo, run), *args],
+        git_argv(repo, run, *args),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=stderr,

@@ -11,17 +11,20 @@ GitCommitDiffers.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from ...core.lease import require_lease
 from ...kernel.gate import protected
 from ...kernel.handoff import recall, remember
-from ...previews.text import PREVIEW_BUDGET, PREVIEW_SECONDS, Deadline, PreviewText
+from ...previews.structured import Preview, StructuredPreview
+from ...previews.text import LINE_BUDGET, PREVIEW_BUDGET, PREVIEW_SECONDS, Deadline, PreviewText
 from .command import (
     GitCommandFailed,
     GitCommitDiffers,
     current_branch,
+    git_argv,
     git_output,
     git_prefix,
     invalid,
@@ -30,6 +33,7 @@ from .command import (
     run_git,
     toplevel,
 )
+from .patch import add_patch
 from .setting import COMMIT_HOOKS, GitSetting, commit_config, git_setting
 
 #: Seconds ``git commit`` may take, hooks included.
@@ -39,6 +43,8 @@ COMMIT_SECONDS = 600.0
 _STAT_BYTES = 128 * 1024
 _PATCH_BYTES = 32 * 1024
 _NO_COMMITS = "no commits yet"
+# What git_commit runs, before the message (the card shows the same argv).
+_COMMIT_ARGS = ("commit", "--quiet", "--cleanup=verbatim", "-m")
 
 
 @dataclass(frozen=True)
@@ -114,7 +120,7 @@ def _base_tree(repo: str, head: str | None) -> str:
     )
 
 
-def _commit_preview(message: str, repo: str) -> str:
+def _commit_preview(message: str, repo: str) -> Preview:
     state: _CommitState = recall(("commit", repo)) or _commit_state(repo)
     deadline = Deadline()
     base = _base_tree(repo, state.head)
@@ -127,29 +133,49 @@ def _commit_preview(message: str, repo: str) -> str:
         # Refused here, not in prepare: at run time a changed index must report a mismatch.
         raise invalid(f"Nothing is staged in {repo}; stage changes with git add first.")
     text = PreviewText()
+    structured = StructuredPreview()
+    files = int(shortstat.split()[0])
+    structured.count("files changed", files, "changed")
+    structured.count("lines added", _stat_number(shortstat, "insertion"), "added")
+    structured.count("lines removed", _stat_number(shortstat, "deletion"), "removed")
+    structured.argv(git_argv(repo, state.setting.run, *_COMMIT_ARGS, message), title="runs (argv)")
     text.add(f"Commit the staged changes of {repo}")
     head = state.head[:12] if state.head else _NO_COMMITS
     text.add(f"  branch: {state.branch or 'detached HEAD'}   HEAD: {head}")
     text.add(f"  author: {state.author}")
+    facts = [
+        ("path:repository", repo),
+        ("branch", state.branch or "detached HEAD"),
+        ("HEAD", state.head or _NO_COMMITS),
+        ("author", state.author),
+    ]
     if state.committer != state.author:
         text.add(f"  committer: {state.committer}")
+        facts.append(("committer", state.committer))
     text.add("  hooks: the repository's commit hooks run as usual (they may change the commit)")
     text.add(state.setting.hooks_line())
     text.extend(state.setting.card_lines(), kind="environment variables")
+    facts.extend(state.setting.card_facts())
+    facts.append(("staged", shortstat))
+    structured.facts(facts)
     text.add(f"staged: {shortstat}")
     text.add("message:")
     # The message may use a quarter of the budget; the files and the patch need the rest.
     shown = PreviewText(PREVIEW_BUDGET // 4)
-    shown.extend((f"  {line}" for line in message.splitlines()), kind="message lines")
+    message_lines = message.splitlines()
+    shown.extend((f"  {line}" for line in message_lines), kind="message lines")
     text.extend(shown.render().splitlines(), kind="message lines")
+    kept = _fitting(message_lines, structured.budget // 4)
+    structured.code("\n".join(message_lines[:kept]), "text", title="message")
+    structured.left_out(len(message_lines) - kept, "message lines")
     stat, complete = git_prefix(
         repo, *diff, "--stat=200,160", *trees, limit=_STAT_BYTES, timeout=PREVIEW_SECONDS
     )
     stat_lines = stat.splitlines()[:-1]  # the summary line, or a line cut short
     text.add("files:")
     text.extend((f"  {line}" for line in stat_lines), kind="files")
-    files = int(shortstat.split()[0])
     text.left_out(files - len(stat_lines), "files")
+    patch_lines: list[str] | None = None
     if not deadline.passed() and not text.full:
         patch, complete = git_prefix(
             repo, *diff, "-p", *trees, limit=_PATCH_BYTES, timeout=PREVIEW_SECONDS
@@ -159,11 +185,62 @@ def _commit_preview(message: str, repo: str) -> str:
         if not complete and lines:
             lines.pop()  # a cut last line
         text.extend((f"  {line}" for line in lines), kind="patch lines")
+        patch_lines = lines
         if not complete:
-            text.note(f"The patch is longer than the {_PATCH_BYTES // 1024} KiB previewed.")
+            longer = f"The patch is longer than the {_PATCH_BYTES // 1024} KiB previewed."
+            text.note(longer)
+            structured.note(longer)
     else:
-        text.note("The patch is not previewed (time or space used up); the stat above is complete.")
-    return text.render()
+        skipped = "The patch is not previewed (time or space used up); the stat above is complete."
+        text.note(skipped)
+        structured.note("The patch is not previewed (time or space used up).")
+    # Read after the text's own git calls, so that it cannot take their time.
+    if not deadline.passed():
+        _file_paths(structured, repo, (*diff, "--name-status", "-z", *trees), files)
+    else:
+        structured.left_out(files, "files")
+    if patch_lines is not None:
+        add_patch(structured, patch_lines)
+    return Preview(text.render(), structured.document())
+
+
+_STATUS = {"A": "added", "D": "deleted", "M": "modified", "T": "type changed"}
+
+
+def _stat_number(shortstat: str, word: str) -> int:
+    match = re.search(rf"(\d+) {word}", shortstat)
+    return int(match.group(1)) if match else 0
+
+
+def _fitting(items: list[str], share: int) -> int:
+    """How many of the first ``items`` fit in ``share`` characters of the structured budget."""
+    used = 0
+    for index, item in enumerate(items):
+        used += min(len(item), LINE_BUDGET) + 100
+        if used > share:
+            return index
+    return len(items)
+
+
+def _file_paths(
+    structured: StructuredPreview, repo: str, args: tuple[str, ...], files: int
+) -> None:
+    """The files of the commit with their status (added, modified...), as many as fit."""
+    listing, complete = git_prefix(repo, *args, limit=_STAT_BYTES, timeout=PREVIEW_SECONDS)
+    fields = listing.split("\0")
+    if not complete:
+        fields = fields[:-1]  # a cut last path
+    block = structured.paths(f"files ({files:,})")
+    shown = counted = 0  # counted: refused by the builder, which counts it itself
+    if block is not None:
+        for status, path in zip(fields[0::2], fields[1::2], strict=False):
+            if structured.full:
+                break
+            if not block.add(path, _STATUS.get(status[:1], status), "files"):
+                counted = 1
+                break
+            shown += 1
+    structured.left_out(files - shown - counted, "files")
 
 
 def _stored_message(message: str) -> str:
@@ -220,10 +297,7 @@ def git_commit(message: str, *, repo: str | os.PathLike[str] = ".") -> str:
         raise nothing_kept("git.commit", repo)
     code, _, err = run_git(
         repo,
-        "commit",
-        "--quiet",
-        "--cleanup=verbatim",
-        "-m",
+        *_COMMIT_ARGS,
         message,
         timeout=COMMIT_SECONDS,
         via=state.setting.run,

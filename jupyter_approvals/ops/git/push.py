@@ -17,11 +17,13 @@ from typing import Any
 from ...core.lease import require_lease
 from ...kernel.gate import protected
 from ...kernel.handoff import recall, remember
+from ...previews.structured import Preview, StructuredPreview
 from ...previews.text import PreviewText, plural
 from .command import (
     REMOTE_SECONDS,
     GitCommandFailed,
     current_branch,
+    git_argv,
     git_output,
     invalid,
     nothing_kept,
@@ -143,24 +145,41 @@ def _push_range(repo: str, remote: str, branch: str, state: _PushState) -> list[
     return [f"{tip}..{state.local}"]
 
 
-def _push_preview(remote: str, branch: str, repo: str) -> str:
+def _push_preview(remote: str, branch: str, repo: str) -> Preview:
     state: _PushState = recall(("push", repo, remote, branch)) or _push_state(remote, branch, repo)
     revisions = _push_range(repo, remote, branch, state)
     count = int(
         git_output(repo, "rev-list", "--count", *revisions, what="cannot count the commits")
     )
     text = PreviewText()
+    structured = StructuredPreview()
+    structured.count("commits to push", count, "added")
+    argv = git_argv(repo, state.setting.run, *_push_args(remote, state.local, branch))
+    structured.argv(argv, title="runs (argv)")
+    shown_url = redact_url(state.url)
     text.add(f"Push {branch} from {repo}")
-    text.add(f"  remote: {remote}  {redact_url(state.url)}")
+    text.add(f"  remote: {remote}  {shown_url}")
     text.add(f"  {branch} ({state.local[:12]}) -> {remote} refs/heads/{branch}")
     text.add(state.setting.hooks_line())
     text.extend(state.setting.card_lines(), kind="environment variables")
+    facts = [
+        ("path:repository", repo),
+        ("remote", remote),
+        ("URL", shown_url),
+        ("branch", f"{branch} at {state.local}"),
+        ("to", f"{remote} refs/heads/{branch}"),
+    ]
     if state.remote_tip is None:
         text.add(f"  new branch on the remote: {remote} has no branch {branch} now")
         text.add(f"{plural(count, 'commit')} not on any known branch of {remote}:")
+        facts.append(("remote's tip", f"none: a new branch on {remote}"))
+        title = f"{plural(count, 'commit')} not on any known branch of {remote}"
     else:
         text.add(f"  fast-forward from {state.remote_tip[:12]} (the remote's tip as read now)")
         text.add(f"{plural(count, 'commit')} to push:")
+        facts.append(("remote's tip", f"{state.remote_tip} (fast-forward from it, as read now)"))
+        title = f"{plural(count, 'commit')} to push"
+    structured.facts([*facts, *state.setting.card_facts()])
     log = git_output(
         repo,
         "log",
@@ -174,8 +193,35 @@ def _push_preview(remote: str, branch: str, repo: str) -> str:
     lines = log.splitlines()
     text.extend((f"  {line}" for line in lines), kind="commits")
     text.left_out(count - len(lines), "commits")
-    text.note("The pre-push hook, if any, runs as usual. Tags are not pushed.")
-    return text.render()
+    table = structured.table([("commit", None, True), ("subject", None, False)], title=title)
+    shown = counted = 0  # counted: refused by the builder, which counts it itself
+    if table is not None:
+        for line in lines:
+            if structured.full:
+                break
+            sha, _, subject = line.partition(" ")
+            if not table.row("added", [sha, subject], kind="commits"):
+                counted = 1
+                break
+            shown += 1
+    structured.left_out(count - shown - counted, "commits")
+    last = "The pre-push hook, if any, runs as usual. Tags are not pushed."
+    text.note(last)
+    structured.note(last)
+    return Preview(text.render(), structured.document())
+
+
+def _push_args(remote: str, local: str, branch: str) -> tuple[str, ...]:
+    """What git_push runs: exactly the approved commit to the same-named branch, no tags."""
+    return (
+        "push",
+        "--porcelain",
+        "--no-follow-tags",
+        "--recurse-submodules=no",
+        "--",
+        remote,
+        f"{local}:refs/heads/{branch}",
+    )
 
 
 @protected(
@@ -201,16 +247,9 @@ def git_push(
     state: _PushState | None = recall(key)
     if state is None:
         raise nothing_kept("git.push", repo)
-    refspec = f"{state.local}:refs/heads/{branch}"
     code, _, err = run_git(
         repo,
-        "push",
-        "--porcelain",
-        "--no-follow-tags",
-        "--recurse-submodules=no",
-        "--",
-        remote,
-        refspec,
+        *_push_args(remote, state.local, branch),
         timeout=PUSH_SECONDS,
         via=state.setting.run,
     )
