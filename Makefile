@@ -12,7 +12,7 @@ SANITIZE := notebooks/nbval-sanitize.cfg
 
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: setup browser agents demo test test-fast lint bench clean
+.PHONY: setup browser agents oldest demo test test-fast lint bench clean
 
 setup: $(VENV)/.installed
 
@@ -31,6 +31,29 @@ $(AGENT_VENV)/.installed: $(VENV)/.installed $(AGENT_REQUIREMENTS)
 		-r $(AGENT_REQUIREMENTS)
 	PATH="$(abspath $(AGENT_VENV)/bin):$$PATH" $(AGENT_VENV)/bin/jupyter labextension develop \
 		--overwrite .
+	touch $@
+
+# The oldest JupyterLab, Notebook 7, Jupyter Server and jupyter-collaboration supported (README,
+# "Supported versions"), for the smoke test tests/e2e/test_oldest_smoke.py: a virtualenv of
+# their own with jupyter-approvals and the sidebar built above, copied in as a wheel installs it
+# (a symlink, as `jupyter labextension develop` makes, is served with a 403 by an old
+# jupyter-server under tornado >= 6.5.9; that is about development links, not the sidebar).
+OLDEST_VENV ?= .venv-oldest
+OLDEST_REQUIREMENTS := tests/e2e/oldest-requirements.txt
+OLDEST_LABEXT := $(OLDEST_VENV)/share/jupyter/labextensions/jupyter-approvals
+
+# The sidebar is copied again on each run (it is rebuilt above when its sources change).
+oldest: $(VENV)/.installed $(OLDEST_VENV)/.installed
+	rm -rf $(OLDEST_LABEXT)
+	mkdir -p $(dir $(OLDEST_LABEXT))
+	cp -R jupyter_approvals/labextension $(OLDEST_LABEXT)
+	cp $(LABEXT)/install.json $(OLDEST_LABEXT)/
+
+$(OLDEST_VENV)/.installed: pyproject.toml $(OLDEST_REQUIREMENTS)
+	$(PYTHON) -m venv $(OLDEST_VENV)
+	$(OLDEST_VENV)/bin/python -m pip install --quiet --upgrade pip
+	HATCH_JUPYTER_BUILDER_SKIP_NPM=1 $(OLDEST_VENV)/bin/python -m pip install --quiet -e . \
+		-r $(OLDEST_REQUIREMENTS)
 	touch $@
 
 browser:
@@ -71,9 +94,11 @@ lint: setup
 	$(BIN)/mypy
 	cd $(LABEXT) && npm run lint
 
-test: lint browser agents
+test: lint browser agents oldest
 	cd $(LABEXT) && npm test
-	CHROMIUM_PATH=$(CHROMIUM) AGENT_PYTHON=$(abspath $(AGENT_VENV))/bin/python $(BIN)/pytest tests notebooks --nbval --nbval-sanitize-with $(SANITIZE)
+	CHROMIUM_PATH=$(CHROMIUM) AGENT_PYTHON=$(abspath $(AGENT_VENV))/bin/python \
+		OLDEST_PYTHON=$(abspath $(OLDEST_VENV))/bin/python \
+		$(BIN)/pytest tests notebooks --nbval --nbval-sanitize-with $(SANITIZE)
 
 # Everything but the tests that start a real kernel or a browser (about 1,000 tests, ~1.5 min).
 test-fast: setup
@@ -91,4 +116,4 @@ bench: setup
 	CHROMIUM_PATH=$(CHROMIUM) $(BIN)/python benchmarks/bench_sidebar.py
 
 clean:
-	rm -rf $(VENV) $(AGENT_VENV) build dist *.egg-info
+	rm -rf $(VENV) $(AGENT_VENV) $(OLDEST_VENV) build dist *.egg-info
