@@ -5,7 +5,9 @@ the REST API (``POST api/kernels``) and has each hold 20 pending requests (100 i
 opens JupyterLab in headless Debian Chromium and measures, in the page:
 
 - render: from the click on the shield tab (its ``pointerdown``) until the panel shows 100
-  ``jpa-sidebar-item`` rows with a layout box (checked every animation frame);
+  ``jpa-sidebar-item`` rows with a layout box (checked every animation frame), once with
+  requests whose previews are text only and once, on new kernels, with the same previews in
+  structured form too (a 3-hunk diff and a changed-rows table each): the ratio of the two;
 - polling with nothing changing, for 10 s: DOM mutations under the list, by kind. Rows added
   to or removed from the list (``childList`` on the list itself) are row rebuilds; text
   replaced inside a row (the countdown, ``m:ss left``, each second) is expected;
@@ -15,7 +17,10 @@ opens JupyterLab in headless Debian Chromium and measures, in the page:
   follows its ``input`` event (about when the character is painted), and the Event Timing
   API's duration of the keystrokes; then whether the field kept its text and the focus.
 
-Targets: render < 2 s; 0 row rebuilds during the unchanged polls; no long task > 200 ms.
+Everything after the render is measured on the structured rows.
+
+Targets: render < 2 s; structured <= 2x text; 0 row rebuilds and 0 preview redraws during the
+unchanged polls; no long task > 200 ms.
 Prints a table with PASS/FAIL and exits 0 either way.
 
     .venv/bin/python benchmarks/bench_sidebar.py [--kernels 5] [--per-kernel 20] [--window 10]
@@ -32,7 +37,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from jupyter_client.asynchronous import AsyncKernelClient
 
@@ -44,6 +51,8 @@ from pending_kernels import connect, make_pending  # noqa: E402
 from tests.e2e.lab import CHROMIUM_ARGS, LabServer, Sidebar, chromium_path  # noqa: E402
 
 RENDER_TARGET_S = 2.0
+#: Rendering structured previews may cost at most this times rendering their text alone.
+STRUCTURED_RATIO_TARGET = 2.0
 LONG_TASK_TARGET_MS = 200.0
 TYPED = "checked the totals ok"[:20]
 FIRST_REASON = '[data-testid="jpa-sidebar-item"]:first-child [data-testid="jpa-sidebar-reason"]'
@@ -162,8 +171,43 @@ ARM_TYPING = """(selector) => {
 }"""
 
 
-async def hold_pending(server: LabServer, kernels: int, per_kernel: int) -> list[str]:
-    """Start kernels through the REST API; each makes ``per_kernel`` protected calls."""
+def until_listed(server: LabServer, expected: int, timeout: float = 60) -> None:
+    """Wait until GET pending lists ``expected`` requests (the server hears of each change
+    from the kernel's iopub, a moment after the kernel made it)."""
+    end = time.monotonic() + timeout
+    while len(listed := server.pending()) != expected:
+        if time.monotonic() > end:
+            raise SystemExit(f"setup failed: {len(listed)} pending, expected {expected}")
+        time.sleep(0.2)
+
+
+def open_and_render(browser: Any, server: LabServer, expected: int) -> tuple[Any, dict, float, int]:
+    """Open JupyterLab, wait until the model lists ``expected`` rows, then click the shield and
+    time until they are laid out: the page, its measures, the render time and the rows shown."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(60_000)
+    page.add_init_script(INIT_SCRIPT.replace("EXPECTED_ROWS", str(expected)))
+    page.goto(server.url("lab"))
+    sidebar = Sidebar(page)
+    # The model polls from page load: wait until it counted every request.
+    page.wait_for_function(
+        "n => document.querySelectorAll('[data-testid=\"jpa-sidebar-item\"]').length >= n",
+        arg=expected,
+    )
+    sidebar.tab.wait_for()
+    assert sidebar.badge.get_attribute("data-count") == str(expected)
+    page.evaluate(ARM_RENDER, [Sidebar.TAB, expected])
+    sidebar.tab.click()
+    page.wait_for_function("() => window.__bench.renderedAt !== undefined")
+    bench = page.evaluate("() => window.__bench")
+    return page, bench, bench["renderedAt"] - bench["clickAt"], sidebar.items.count()
+
+
+async def hold_pending(
+    server: LabServer, kernels: int, per_kernel: int, previews: str
+) -> list[str]:
+    """Start kernels through the REST API; each makes ``per_kernel`` protected calls with
+    previews of the kind ``previews`` ("text" or "structured", see pending_kernels.py)."""
     ids = [
         str(json.loads(server.api("/api/kernels", method="POST", body=b"{}"))["id"])
         for _ in range(kernels)
@@ -172,7 +216,7 @@ async def hold_pending(server: LabServer, kernels: int, per_kernel: int) -> list
     try:
         for kernel_id in ids:
             clients.append(await connect(server.runtime_dir, kernel_id))
-        await make_pending(clients, per_kernel)
+        await make_pending(clients, per_kernel, previews)
     finally:
         for client in clients:
             client.stop_channels()
@@ -204,38 +248,34 @@ def main() -> None:
         server = LabServer.start(Path(tmp), log_name="bench-sidebar-jupyter-lab")
         try:
             print(f"starting {args.kernels} kernels, {args.per_kernel} requests each ...")
-            asyncio.run(hold_pending(server, args.kernels, args.per_kernel))
-            listed = server.pending()
-            if len(listed) != expected:
-                raise SystemExit(f"setup failed: {len(listed)} pending, expected {expected}")
+            asyncio.run(hold_pending(server, args.kernels, args.per_kernel, "text"))
+            until_listed(server, expected)
 
             executable = chromium_path()
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-                page = browser.new_page(viewport={"width": 1280, "height": 900})
-                page.set_default_timeout(60_000)
-                page.add_init_script(INIT_SCRIPT.replace("EXPECTED_ROWS", str(expected)))
-                page.goto(server.url("lab"))
-                sidebar = Sidebar(page)
-                # The model polls from page load: wait until it counted every request.
-                page.wait_for_function(
-                    "n => document.querySelectorAll("
-                    "'[data-testid=\"jpa-sidebar-item\"]').length >= n",
-                    arg=expected,
-                )
-                sidebar.tab.wait_for()
-                assert sidebar.badge.get_attribute("data-count") == str(expected)
-
-                # Render: click the shield, wait for 100 laid-out rows.
-                page.evaluate(ARM_RENDER, [Sidebar.TAB, expected])
-                sidebar.tab.click()
-                page.wait_for_function("() => window.__bench.renderedAt !== undefined")
-                bench = page.evaluate("() => window.__bench")
-                render_ms = bench["renderedAt"] - bench["clickAt"]
+                # The baseline: the same rows with the text form of their previews only.
+                text_page, _, text_render_ms, _ = open_and_render(browser, server, expected)
+                text_page.close()
+                server.shutdown_kernels()
+                until_listed(server, 0)
+                # Playwright's sync API runs an event loop in this thread: start them in another.
+                with ThreadPoolExecutor(1) as pool:
+                    pool.submit(
+                        asyncio.run,
+                        hold_pending(server, args.kernels, args.per_kernel, "structured"),
+                    ).result()
+                until_listed(server, expected)
+                page, bench, render_ms, shown = open_and_render(browser, server, expected)
                 rows_at_load_ms = bench["rowsAt"]
-                shown = sidebar.items.count()
+                sidebar = Sidebar(page)
+                structured_rows = page.locator(
+                    '[data-testid="jpa-sidebar-item"] [data-testid="jpa-structured"]'
+                ).count()
 
-                # Unchanged polls: count mutations under the list for the window.
+                # Unchanged polls: count mutations under the list for the window, once the
+                # rows' reading floor (1 s from when each was built) has ended everywhere.
+                time.sleep(1.5)
                 page.evaluate(OBSERVE_LIST)
                 time.sleep(args.window)  # the measurement window itself
                 window = page.evaluate(STOP_OBSERVING)
@@ -276,7 +316,13 @@ def main() -> None:
     key_events = [e["duration"] for e in typing["events"]]
 
     print()
+    ratio = render_ms / text_render_ms if text_render_ms > 0 else float("inf")
     print(f"kernels: {args.kernels}, pending requests: {expected}, rows shown: {shown}")
+    print(
+        f"render of {expected} rows: structured previews {render_ms:.0f} ms "
+        f"({structured_rows} rows with one), text previews of the same content "
+        f"{text_render_ms:.0f} ms; structured / text = {ratio:.2f}x"
+    )
     print(f"rows built from page load (panel closed): {rows_at_load_ms:.0f} ms after navigation")
     print(
         f"unchanged polls: {window['polls']} in {window['seconds']:.1f} s, GET pending median "
@@ -308,6 +354,18 @@ def main() -> None:
             f"{render_ms:.0f} ms",
             "< 2000 ms",
             verdict(render_ms < RENDER_TARGET_S * 1000 and shown == expected),
+        ),
+        (
+            "render: structured / text previews",
+            f"{ratio:.2f}x",
+            f"<= {STRUCTURED_RATIO_TARGET:g}x",
+            verdict(ratio <= STRUCTURED_RATIO_TARGET and structured_rows == expected),
+        ),
+        (
+            "preview redraws (childList in rows, countdown aside)",
+            str(other_in_rows),
+            "0",
+            verdict(other_in_rows == 0),
         ),
         (
             f"row rebuilds during {window['seconds']:.0f} s of unchanged polls",

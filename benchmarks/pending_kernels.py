@@ -23,6 +23,48 @@ for n in range({per_kernel}):
 """
 
 
+#: Like SETUP, but each request has a preview like a real file write's: a 40-line diff with 3
+#: hunks and a changed-rows table, as text only (``text``) or with its structured form too
+#: (``structured``), so the sidebar benchmark compares the two on the same content.
+PREVIEW_SETUP = """
+import jupyter_approvals as ja
+from jupyter_approvals.previews.structured import Preview, StructuredPreview
+
+def preview(n):
+    text = [f"--- data/file-{{n}}.csv", f"+++ data/file-{{n}}.csv (new)"]
+    built = StructuredPreview()
+    built.count("lines added", 3, "added")
+    built.count("lines removed", 3, "removed")
+    diff = built.diff(f"data/file-{{n}}.csv", f"data/file-{{n}}.csv (new)")
+    for start in (1, 40, 80):
+        diff.hunk(start, start)
+        text.append(f"@@ -{{start}},7 +{{start}},7 @@")
+        for line in range(start, start + 7):
+            if line == start + 3:
+                diff.line("removed", line, None, [(f"{{line}},north,", False), ("120", True)])
+                diff.line("added", None, line, [(f"{{line}},north,", False), ("125", True)])
+                text += [f"-{{line}},north,120", f"+{{line}},north,125"]
+            else:
+                diff.line("context", line, line, [(f"{{line}},south,95", False)])
+                text.append(f" {{line}},south,95")
+    table = built.table([("id", "int64", True), ("units", "int64", False)], "Changed rows")
+    for key in range(5):
+        table.row("changed", [str(key), (str(key * 10), str(key * 10 + 1))])
+        text.append(f"  id {{key}}: units {{key * 10}} -> {{key * 10 + 1}}")
+    return Preview("\\n".join(text), built.document() if {structured} else None)
+
+@ja.protected("bench.write", summary="Write item {{n}} of kernel {kernel}", preview=preview)
+def write(n):
+    return n
+
+for n in range({per_kernel}):
+    try:
+        write(n)
+    except ja.ApprovalPending:
+        pass
+"""
+
+
 async def connect(runtime_dir: Path, kernel_id: str) -> AsyncKernelClient:
     """A ready client of a server's kernel, from its connection file in ``runtime_dir``."""
     client = AsyncKernelClient(connection_file=str(runtime_dir / f"kernel-{kernel_id}.json"))
@@ -32,12 +74,18 @@ async def connect(runtime_dir: Path, kernel_id: str) -> AsyncKernelClient:
     return client
 
 
-async def make_pending(clients: list[AsyncKernelClient], per_kernel: int) -> None:
-    """Have every kernel make ``per_kernel`` protected calls that stay pending."""
+async def make_pending(
+    clients: list[AsyncKernelClient], per_kernel: int, previews: str | None = None
+) -> None:
+    """Have every kernel make ``per_kernel`` protected calls that stay pending; ``previews``
+    ("text" or "structured") gives them the previews of PREVIEW_SETUP."""
+    setup = SETUP if previews is None else PREVIEW_SETUP
     await asyncio.gather(
         *(
             client.execute_interactive(
-                SETUP.format(per_kernel=per_kernel, kernel=index),
+                setup.format(
+                    per_kernel=per_kernel, kernel=index, structured=previews == "structured"
+                ),
                 timeout=120,
                 output_hook=lambda _msg: None,
             )

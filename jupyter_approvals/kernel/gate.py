@@ -196,11 +196,14 @@ class ProtectedFunction(Generic[P, R]):
         info = existing
         if info is None:
             try:
+                # The summary first: a file operation's summary reads the state the subject
+                # read, which its preview then takes (kernel/handoff.py).
+                summary = self._render_summary(call.arguments)
                 preview = self._render_preview(call.arguments)
                 info, _created = session.store.open_request(
                     action=self.action,
                     fingerprint=call.fingerprint,
-                    summary=self._render_summary(call.arguments),
+                    summary=summary,
                     preview=preview.text,
                     structured=preview.structured,
                     origin=session.origin(),
