@@ -12,7 +12,7 @@ SANITIZE := notebooks/nbval-sanitize.cfg
 
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: setup browser agents oldest demo test test-fast lint bench clean
+.PHONY: setup browser agents oldest demo test test-fast screenshots lint bench clean
 
 setup: $(VENV)/.installed
 
@@ -103,6 +103,20 @@ test: lint browser agents oldest
 # Everything but the tests that start a real kernel or a browser (about 1,000 tests, ~1.5 min).
 test-fast: setup
 	$(BIN)/pytest -m "not kernel and not e2e and not install" tests
+
+# The documentation's screenshots: the browser tests write every screenshot under
+# build/screenshots (never into the tree), the ones for docs/images (save_screenshot(...,
+# doc=True)) also under build/screenshots/docs; this runs the test files that take those and
+# copies them into docs/images. Nothing else writes docs/images.
+SCREENSHOTS := build/screenshots
+DOC_SCREENSHOT_TESTS = $(shell grep -l 'doc=True' tests/e2e/test_*.py)
+
+screenshots: setup browser
+	rm -rf $(SCREENSHOTS)/docs
+	CHROMIUM_PATH=$(CHROMIUM) $(BIN)/pytest -m e2e $(DOC_SCREENSHOT_TESTS)
+	mkdir -p docs/images
+	cp -R $(SCREENSHOTS)/docs/. docs/images/
+	@echo "docs/images updated from $(SCREENSHOTS)/docs:" && ls $(SCREENSHOTS)/docs
 
 bench: setup
 	$(BIN)/python benchmarks/bench_fingerprint.py

@@ -29,8 +29,13 @@ from playwright.sync_api import Locator, Page, expect
 REPO = Path(__file__).resolve().parents[2]
 QUICKSTART = REPO / "notebooks" / "quickstart.ipynb"
 ARTIFACTS = REPO / ".ci" / "artifacts" / "e2e"
-DOC_SCREENSHOT = REPO / "docs" / "images" / "card.png"
-DOC_SIDEBAR_SCREENSHOT = REPO / "docs" / "images" / "sidebar.png"
+#: Where every browser test writes its screenshots (gitignored); never into the tree.
+SCREENSHOTS = REPO / "build" / "screenshots"
+#: The documentation's images, and where the tests write theirs: ``make screenshots`` runs the
+#: tests that take them and copies SCREENSHOTS / "docs" into DOC_IMAGES (nothing else does).
+DOC_IMAGES = REPO / "docs" / "images"
+DOC_SCREENSHOT = DOC_IMAGES / "card.png"
+DOC_SIDEBAR_SCREENSHOT = DOC_IMAGES / "sidebar.png"
 
 #: The file the quickstart's protected call writes, relative to the notebook.
 TARGET = Path("quickstart-output") / "sales.csv"
@@ -507,18 +512,20 @@ VERDICT_RECORDER = """() => {
 def save_screenshot(
     target: Page | Locator, name: str, *, doc: bool = False, doc_path: Path = DOC_SCREENSHOT
 ) -> Path:
-    """Save a screenshot under .ci/artifacts/e2e; with ``doc`` and UPDATE_DOC_SCREENSHOTS=1,
-    also as the README/docs image at ``doc_path`` (by default the card's)."""
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    path = ARTIFACTS / f"{name}.png"
+    """Save a screenshot as ``build/screenshots/<name>.png``; with ``doc``, also as the
+    documentation's image ``doc_path`` (by default the card's) stands for, under
+    ``build/screenshots/docs/``, for ``make screenshots`` to copy into docs/images."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
     if isinstance(target, Page):
         target.screenshot(path=str(path))
     else:
         target.scroll_into_view_if_needed()
         target.screenshot(path=str(path), animations="disabled")
-    if doc and os.environ.get("UPDATE_DOC_SCREENSHOTS") == "1":
-        doc_path.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, doc_path)
+    if doc:
+        doc_copy = SCREENSHOTS / "docs" / doc_path.relative_to(DOC_IMAGES)
+        doc_copy.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, doc_copy)
     return path
 
 
