@@ -64,6 +64,11 @@ class StructuredPreview:
         """True once the budget is spent."""
         return self._used >= self.budget
 
+    @property
+    def remaining(self) -> int:
+        """Characters of the budget not spent yet (a producer may share them between blocks)."""
+        return max(0, self.budget - self._used)
+
     def spend(self, *texts: str, kind: str) -> bool:
         """Charge one entry of ``texts``; False, and counted as ``kind``, if it does not fit."""
         if self._used >= self.budget:
@@ -102,7 +107,9 @@ class StructuredPreview:
         self._blocks.append(block)
         return block
 
-    def facts(self, items: Iterable[tuple[str, str]], title: str | None = None) -> None:
+    def facts(
+        self, items: Iterable[tuple[str, str]], title: str | None = None, kind: str = "facts"
+    ) -> None:
         """Labelled values ("program", "/usr/bin/git"); a ``path:`` label prefix marks a path."""
         block = self._block("facts", title, items=[])
         if block is None:
@@ -110,35 +117,45 @@ class StructuredPreview:
         for label, value in items:
             is_path = label.startswith("path:")
             label = label.removeprefix("path:")
-            if self.spend(label, value, kind="facts"):
+            if self.spend(label, value, kind=kind):
                 block["items"].append({"label": clip(label), "value": clip(value), "path": is_path})
 
-    def argv(self, items: Sequence[str], title: str | None = None) -> None:
+    def argv(self, items: Sequence[str], title: str | None = None, kind: str = "arguments") -> None:
         """The exact argument vector of a command, one entry per argument."""
         block = self._block("argv", title, items=[])
         if block is None:
             return
         for item in items:
-            if self.spend(item, kind="arguments"):
+            if self.spend(item, kind=kind):
                 block["items"].append(clip(item))
 
     def request(self, method: str, url: str, title: str | None = None) -> None:
         """An HTTP method and the exact URL."""
         self._block("request", title, method=clip(method), url=clip(url))
 
-    def code(self, text: str, language: str, title: str | None = None) -> None:
-        """Code to highlight: as many whole lines as fit, each cut at the line budget."""
+    def code(
+        self, text: str, language: str, title: str | None = None, kind: str = "code lines"
+    ) -> None:
+        """Code to highlight: as many whole lines as fit, each exactly as it is (code is judged
+        to the character), charged by its length as JSON."""
         block = self._block("code", title, language=language, text="")
         if block is None:
             return
-        kept: list[str] = []
         lines = text.split("\n")
-        for index, line in enumerate(lines):
-            if not self.spend(line, kind="code lines"):
-                self.left_out(len(lines) - index - 1, "code lines")
+        room = self.remaining
+        used = 0
+        kept = 0
+        for line in lines:
+            cost = len(json.dumps(make_visible(line), ensure_ascii=False)) - 1  # quotes; + "\n"
+            if used + cost > room:
                 break
-            kept.append(clip(line))
-        block["text"] = "\n".join(kept)
+            used += cost
+            kept += 1
+        self._used += used
+        if kept < len(lines):
+            self._used = self.budget
+            self.left_out(len(lines) - kept, kind)
+        block["text"] = "\n".join(lines[:kept])
 
     def lines(self, lines: Iterable[str], title: str | None = None, kind: str = "lines") -> None:
         """Plain lines, as in the text preview."""
