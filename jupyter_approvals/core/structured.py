@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any, Final
 
 from .visible import make_visible
@@ -31,6 +32,15 @@ LANGUAGES: Final = frozenset({"python", "sql", "shell", "json", "text"})
 
 # Nothing a person can read in a card is this deep; a deeper document is refused, not walked.
 _MAX_ITEMS: Final = 100_000
+
+
+@dataclass(frozen=True)
+class Preview:
+    """What a preview function may return: the text preview and, beside it, a structured one
+    (built with :class:`jupyter_approvals.previews.structured.StructuredPreview`)."""
+
+    text: str
+    structured: dict[str, Any] | None = None
 
 
 class StructuredRefused(ValueError):

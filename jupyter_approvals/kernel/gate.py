@@ -18,7 +18,7 @@ from ..core import errors
 from ..core.fingerprint import fingerprint
 from ..core.lease import run_approved, run_approved_async
 from ..core.model import Lease, RequestInfo
-from ..previews.structured import Preview
+from ..core.structured import Preview
 from . import handoff
 from .calls import Binder, Call, OutcomeRecorded
 from .preview import default_preview, summary_arguments
@@ -248,7 +248,7 @@ def protected(
     ``action`` names the operation ("table.write"); an approval is for one action only.
     ``summary`` is a format string over the argument names (or a callable taking them);
     ``preview`` builds the text a person judges (default: the arguments, shortened), or a
-    :class:`~jupyter_approvals.previews.structured.Preview` with a structured form beside it;
+    :class:`~jupyter_approvals.core.structured.Preview` with a structured form beside it;
     ``subject`` returns the target's current state (say, a ``FileContent`` of the file being
     replaced) so a change of the target after the preview refuses the run;
     ``target`` (an argument name or callable) tells which calls compete for one approval: an

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from ..core.structured import STRUCTURED_VERSION
+from ..core.structured import STRUCTURED_VERSION, Preview
 from ..core.visible import make_visible
 from .text import LINE_BUDGET
+
+__all__ = ["STRUCTURED_BUDGET", "Preview", "StructuredPreview", "clip"]
 
 #: JSON characters a structured preview may use; below the store's limit
 #: (``max_structured_chars``) so that nothing is refused there.
@@ -31,14 +32,6 @@ STRUCTURED_BUDGET = 48_000
 # (estimates kept on the high side, so the budget holds for the real JSON).
 _ENTRY_COST = 64
 _STRING_COST = 32
-
-
-@dataclass(frozen=True)
-class Preview:
-    """What a preview function returns when it has a structured form too."""
-
-    text: str
-    structured: dict[str, Any] | None = None
 
 
 def clip(value: str) -> str:
