@@ -165,9 +165,15 @@ def screen_room_messages(handler: Any, agent: str, log: Any, hold: AgentHold) ->
     async def on_message(message: Any) -> Any:
         room = getattr(handler, "room", None)
         doc = getattr(room, "ydoc", None)
-        update = update_of(message) if isinstance(message, bytes) and doc is not None else None
+        update = update_of(message) if isinstance(message, bytes) else None
         if update is None or kind == "transient":
             return await original(message)
+        if doc is None:
+            # No document to screen against (a room not ready, or a jupyter-collaboration
+            # whose room keeps it elsewhere): an update that cannot be screened is refused.
+            log.warning("jupyter-approvals refused agent %s: a room update it cannot screen", agent)
+            handler.close(CLOSE_FORBIDDEN, "APPROVAL_AGENT_FORBIDDEN: this room cannot be screened")
+            return None
         if kind == "text":
             return await _held_text_edit(handler, original, message, update, agent, hold, log)
         if kind != "notebook":

@@ -179,3 +179,42 @@ def test_a_further_edit_withdraws_the_one_still_pending(hold):
     store = code_hold.store_for("bot")
     assert store.get(earlier.id).status is Status.WITHDRAWN
     assert [item.id for item in store.pending()] == [latest.id]
+
+
+class _RoomSocket:
+    """What the screen reads of jupyter-collaboration's room websocket handler: the request
+    path, the room (here one without a document, as a room not ready yet or a version that
+    keeps it elsewhere), its message handler and close."""
+
+    def __init__(self, room_id: str) -> None:
+        self.request = type("Request", (), {"path": f"/api/collaboration/room/{room_id}"})()
+        self.room = object()
+        self.passed: list[bytes] = []
+        self.closed: tuple[int, str] | None = None
+
+    async def on_message(self, message: bytes) -> None:
+        self.passed.append(message)
+
+    def close(self, code: int, reason: str) -> None:
+        self.closed = (code, reason)
+
+
+@pytest.mark.parametrize("room_id", ["json:notebook:0123", "text:file:0456"])
+def test_an_agent_update_to_a_room_that_cannot_be_screened_is_refused(hold, room_id):
+    import asyncio
+    import logging
+
+    from pycrdt import create_update_message
+
+    from jupyter_approvals.server.agent_rooms import screen_room_messages
+
+    # Given an agent's socket to a room whose document the screen cannot find
+    socket = _RoomSocket(room_id)
+    screen_room_messages(socket, "bot", logging.getLogger("test"), hold[0])
+    update = agent_edit(room_with(NOTES), append("import os\n"))
+    # When the agent sends a document update
+    asyncio.run(socket.on_message(create_update_message(update)))
+    # Then nothing reaches the room, and the socket is closed with the code
+    assert socket.passed == []
+    assert socket.closed is not None
+    assert socket.closed[1].startswith("APPROVAL_AGENT_FORBIDDEN")
