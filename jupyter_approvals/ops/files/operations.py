@@ -7,6 +7,9 @@ covers the current state of what it touches (content and mode of the file writte
 tree deleted or moved, the destination), so a change after the preview refuses the run.
 The preview shows what the approval covers: it is built from the same reading of the file
 system as the fingerprint (see :mod:`..common.files_state`), not from a second one.
+
+This module checks the arguments and does the work; what each operation's card reads and
+shows (subject, summary, preview) is in :mod:`.previews`.
 """
 
 from __future__ import annotations
@@ -14,7 +17,6 @@ from __future__ import annotations
 import codecs
 import contextlib
 import errno
-import hashlib
 import os
 import shutil
 import stat
@@ -23,21 +25,20 @@ from typing import Any
 from ...core.atomic import atomic_replace
 from ...core.lease import require_lease
 from ...kernel.gate import protected
-from ...kernel.handoff import peek, recall, remember
-from ...previews.file_tree import (
-    Entry,
-    add_listing,
-    add_tree_counts,
-    describe,
-    scan,
-    tree_state,
-)
-from ...previews.line_diff import MAX_DIFF_BYTES, add_diff_preview, is_binary
-from ...previews.structured import Preview, StructuredPreview
-from ...previews.text import Deadline, PreviewText, size_text
-from ..common.files_state import FileState, read_state
+from ...kernel.handoff import recall
 from ..common.paths import path_text
 from ..common.refusal import invalid_argument
+from .previews import (
+    delete_preview,
+    delete_subject,
+    delete_summary,
+    move_preview,
+    move_subject,
+    move_summary,
+    write_preview,
+    write_subject,
+    write_summary,
+)
 
 #: Bytes written per call, so a long write can be stopped between chunks.
 CHUNK = 1 << 20
@@ -105,73 +106,11 @@ def _prepare_write(path: object, data: object, encoding: object) -> dict[str, An
     return {"path": target, "data": data, "encoding": encoding}
 
 
-def _read_for_write(path: str) -> FileState:
-    return read_state(path, keep=MAX_DIFF_BYTES)
-
-
-def _write_subject(path: str, data: bytes, encoding: str) -> dict[str, Any]:
-    # One read gives both the digest approved here and the content the preview diffs.
-    # The mode matters: the new file keeps it, so a chmod after the preview changes the result.
-    state: FileState = remember(("write", path), _read_for_write(path))
-    return state.subject(path)
-
-
-def _write_summary(path: str, data: bytes, encoding: str) -> str:
-    state: FileState | None = peek(("write", path))
-    exists = state.mode is not None if state is not None else os.path.exists(path)
-    return f"{'Replace' if exists else 'Create'} {path} ({size_text(len(data))})"
-
-
-def _write_preview(path: str, data: bytes, encoding: str) -> Preview:
-    preview = PreviewText()
-    structured = StructuredPreview()
-    # Peeked, not recalled: the summary may be rendered after the preview and reads it too
-    # (the gate forgets it when the call ends).
-    state: FileState = peek(("write", path)) or _read_for_write(path)
-    exists = state.mode is not None
-    verb = "Replace" if exists else "Create"
-    preview.add(f"{verb} {path}")
-    before = size_text(state.size) if state.size is not None else "(no file)"
-    preview.add(f"Size: {before} -> {size_text(len(data))}")
-    mode = state.mode
-    mode_text = f"{oct(mode)} (kept)" if mode is not None else "new file (umask)"
-    preview.add(f"Mode: {mode_text}")
-    facts = [
-        ("path:file", path),
-        ("change", verb),
-        ("size", f"{before} -> {size_text(len(data))}"),
-        ("mode", mode_text),
-    ]
-    old_sha = state.sha256[:12] if state.size is not None else "-"
-    if (state.data is None and exists) or len(data) > MAX_DIFF_BYTES:
-        note = f"Not diffed: content over {size_text(MAX_DIFF_BYTES)}."
-    else:
-        old = state.data or b""
-        if not (is_binary(old) or is_binary(data)):
-            structured.facts(facts)
-            fromfile = f"{path} (current)" if exists else "/dev/null"
-            add_diff_preview(
-                preview, old, data, fromfile, f"{path} (new)", Deadline(), structured=structured
-            )
-            return Preview(preview.render(), structured.document())
-        note = "Binary content (a NUL byte in the first 8 KiB): no line diff shown."
-    new_sha = hashlib.sha256(data).hexdigest()
-    preview.add(f"sha256: {old_sha} -> {new_sha[:12]}")
-    preview.note(note)
-    if state.size is not None:
-        structured.count("bytes before", state.size)
-    structured.count("bytes after", len(data), "changed" if exists else "added")
-    full_old = state.sha256 if state.size is not None else "-"
-    structured.facts([*facts, ("sha256", f"{full_old} -> {new_sha}")])
-    structured.note(note)
-    return Preview(preview.render(), structured.document())
-
-
 @protected(
     "file.write",
-    summary=_write_summary,
-    preview=_write_preview,
-    subject=_write_subject,
+    summary=write_summary,
+    preview=write_preview,
+    subject=write_subject,
     target="path",
     prepare=_prepare_write,
 )
@@ -182,7 +121,7 @@ def write_file(path: str | os.PathLike[str], data: str | bytes, *, encoding: str
     mid-write; an existing file keeps its mode. Returns the number of bytes written.
     """
     require_lease("file.write")
-    recall(("write", path))  # the kept reading (up to MAX_DIFF_BYTES) is not needed any more
+    recall(("write", path))  # the reading write_subject kept is not needed any more
     content = data.encode(encoding) if isinstance(data, str) else bytes(data)
     view = memoryview(content)
     # The gate passes the real path it approved; a symlink put there since is refused.
@@ -209,40 +148,11 @@ def _prepare_delete(path: object, recursive: object) -> dict[str, Any]:
     return {"path": target, "recursive": recursive}
 
 
-def _delete_summary(path: str, recursive: bool) -> str:
-    entries: list[Entry] | None = peek(("delete", path))
-    if entries is None:
-        entries = scan(path)
-    if entries and entries[0].kind == "dir":
-        return f"Delete the directory {path} and everything in it"
-    return f"Delete {path}"
-
-
-def _delete_preview(path: str, recursive: bool) -> Preview:
-    preview = PreviewText()
-    structured = StructuredPreview()
-    entries: list[Entry] | None = peek(("delete", path))  # as in _write_preview
-    if entries is None:
-        entries = scan(path)
-    what = describe(entries)
-    preview.add(f"Delete {path}")
-    preview.add(f"What: {what}")
-    add_tree_counts(structured, entries, "removed", verb="deleted")
-    structured.facts([("path:delete", path), ("what", what)])
-    add_listing(preview, entries, structured=structured, title="Deleted with it")
-    return Preview(preview.render(), structured.document())
-
-
-def _delete_subject(path: str, recursive: bool) -> Any:
-    # The listing approved here is the one the preview shows.
-    return tree_state(path, remember(("delete", path), scan(path)))
-
-
 @protected(
     "file.delete",
-    summary=_delete_summary,
-    preview=_delete_preview,
-    subject=_delete_subject,
+    summary=delete_summary,
+    preview=delete_preview,
+    subject=delete_subject,
     target="path",
     prepare=_prepare_delete,
 )
@@ -296,67 +206,15 @@ def _prepare_move(source: object, destination: object, overwrite: object) -> dic
     return {"source": source, "destination": destination, "overwrite": overwrite}
 
 
-def _move_scans(source: str, destination: str) -> tuple[list[Entry], list[Entry]]:
-    """The scans of both ends the subject made for this call, else new ones.
-
-    Peeked, not recalled: the summary and the preview both read them, in either order (the
-    gate forgets them when the call ends).
-    """
-    kept = peek(("move", source, destination))
-    return kept if kept is not None else (scan(source), scan(destination))
-
-
-def _move_summary(source: str, destination: str, overwrite: bool) -> str:
-    _, existing = _move_scans(source, destination)
-    replaced = " (replacing it)" if existing else ""
-    return f"Move {source} -> {destination}{replaced}"
-
-
-def _move_preview(source: str, destination: str, overwrite: bool) -> Preview:
-    preview = PreviewText()
-    structured = StructuredPreview()
-    entries, existing = _move_scans(source, destination)
-    source_what = describe(entries)
-    preview.add(f"Move {source}")
-    preview.add(f"  -> {destination}")
-    preview.add(f"Source: {source_what}")
-    add_tree_counts(structured, entries, verb="moved")
-    facts = [("path:source", source), ("path:destination", destination), ("source", source_what)]
-    if existing:
-        replaced = describe(existing)
-        preview.add(f"Destination exists and will be replaced: {replaced}")
-        structured.count("paths replaced", len(existing), "removed")
-        facts.append(("replaces", replaced))
-    else:
-        preview.add("Destination: does not exist yet")
-        facts.append(("destination now", "does not exist yet"))
-    same_device = os.lstat(source).st_dev == os.stat(os.path.dirname(destination)).st_dev
-    how = (
-        "renamed in one step (same file system)"
-        if same_device
-        else "copied, then the source removed (another file system)"
-    )
-    preview.add(f"How: {how}")
-    facts.append(("how", how))
-    structured.facts(facts)
-    add_listing(preview, entries, structured=structured, title="Moved with it")
-    return Preview(preview.render(), structured.document())
-
-
-def _move_subject(source: str, destination: str, overwrite: bool) -> dict[str, Any]:
-    entries, existing = remember(("move", source, destination), (scan(source), scan(destination)))
-    return {"source": tree_state(source, entries), "destination": tree_state(destination, existing)}
-
-
 def _move_target(source: str, destination: str, overwrite: bool) -> list[str]:
     return [source, destination]
 
 
 @protected(
     "file.move",
-    summary=_move_summary,
-    preview=_move_preview,
-    subject=_move_subject,
+    summary=move_summary,
+    preview=move_preview,
+    subject=move_subject,
     target=_move_target,
     prepare=_prepare_move,
 )

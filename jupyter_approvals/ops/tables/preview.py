@@ -5,18 +5,14 @@ changed, with example keys and the changed columns. Every comparison is bounded 
 by the preview's deadline, and says so when it is skipped. A CSV file is compared as text with
 the text the new table will be written as, so type guessing never invents changes.
 
-The same pass fills the structured preview, when one is asked for: the counts first (rows
-added, removed, changed; rows before and after; columns added, removed, retyped), then the
-column changes as a table, then the changed rows with the old and new value of each changed
-cell, then the added and removed rows with their values (at most :data:`STRUCTURED_ROWS` of
-each, the rest counted). Values are shown as their own text (``5`` for an integer); a key of
-text is quoted (``'5'``), and each column names its dtype. A CSV file holds text only: its
-cells are shown as the file's text, under the dtype the new table has.
+The same pass fills the structured preview, when one is asked for, through
+:class:`.structured.StructuredComparison`. The first rows of the new table are in :mod:`.head`
+(text) and :mod:`.structured` (table); their names are importable from here too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Hashable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,27 +21,34 @@ from ...previews.table_diff import EXAMPLES, ColumnDiff, RowDiff, diff_columns, 
 from ...previews.text import Deadline, PreviewText, plural, size_text
 from ..common.files_state import FileState
 from .formats import csv_frame, csv_names, read_existing
+from .head import HEAD_COLUMNS, HEAD_ROWS, head_lines
+from .structured import (
+    STRUCTURED_ROWS,
+    TABLE_COLUMNS,
+    ColumnTypes,
+    StructuredComparison,
+    add_head,
+    cell_text,
+)
 
-#: Rows and columns of the new table shown as its first rows.
-HEAD_ROWS = 5
-HEAD_COLUMNS = 12
+__all__ = [
+    "CSV_DIFF_LIMIT_CELLS",
+    "DIFF_LIMIT_BYTES",
+    "HEAD_COLUMNS",
+    "HEAD_ROWS",
+    "STRUCTURED_ROWS",
+    "TABLE_COLUMNS",
+    "add_changes",
+    "add_csv_changes",
+    "add_head",
+    "cell_text",
+    "head_lines",
+]
+
 #: A new table larger than this (bytes in memory) is not diffed row by row in the preview.
 DIFF_LIMIT_BYTES = 512 * 1024 * 1024
 #: Cells of a new table a CSV preview renders and compares by key (about 5 s at most here).
 CSV_DIFF_LIMIT_CELLS = 5_000_000
-#: Rows of each kind (changed, added, removed) and column changes a structured preview shows.
-STRUCTURED_ROWS = 20
-#: Columns of a structured row table besides the key (the rest are counted).
-TABLE_COLUMNS = HEAD_COLUMNS
-
-
-def head_lines(pd: Any, frame: Any) -> list[str]:
-    head = frame.iloc[:HEAD_ROWS, :HEAD_COLUMNS]
-    with pd.option_context("display.width", 10_000, "display.max_colwidth", 30):
-        lines = head.to_string(index=False).splitlines()
-    if frame.shape[1] > HEAD_COLUMNS:
-        lines.append(f"  (first {HEAD_COLUMNS} of {frame.shape[1]:,} columns)")
-    return ["  " + line for line in lines]
 
 
 def add_changes(
@@ -63,7 +66,7 @@ def add_changes(
     """Compare the new table with the file it replaces, as far as size and time allow."""
     existing = read_existing(pd, target, fmt, index, state.size or 0, state.data)
     text.add(f"Changes against the existing file ({size_text(existing.size)}):")
-    shown = _Shown(structured)
+    shown = StructuredComparison(structured)
     if existing.problem is not None:
         text.add(f"  Note: {existing.problem}.")
         shown.note(existing.problem)
@@ -89,7 +92,7 @@ def add_changes(
     if shown.on(deadline):
         types = {name: str(dtype) for name, dtype in new.dtypes.items()}
         old_types = {name: str(dtype) for name, dtype in old.dtypes.items()}
-        shown.rows(rows, old, new, key, _Types(types, old_types, set(key)))
+        shown.rows(rows, old, new, key, ColumnTypes(types, old_types, set(key)))
 
 
 def add_csv_changes(
@@ -106,7 +109,7 @@ def add_csv_changes(
     """Compare with a CSV file as text: the file's cells against what the new file will hold."""
     existing = read_existing(pd, target, "csv", index, state.size or 0, state.data)
     text.add(f"Changes against the existing file ({size_text(existing.size)}):")
-    shown = _Shown(structured)
+    shown = StructuredComparison(structured)
     if existing.problem is not None:
         text.add(f"  Note: {existing.problem}.")
         shown.note(existing.problem)
@@ -171,7 +174,7 @@ def add_csv_changes(
             if pd.api.types.is_object_dtype(new_types[name])
             or pd.api.types.is_string_dtype(new_types[name])
         }
-        shown.rows(rows, old, new, key_names, _Types(new_types, {}, quoted))
+        shown.rows(rows, old, new, key_names, ColumnTypes(new_types, {}, quoted))
 
 
 def _row_diff_skipped(
@@ -180,7 +183,7 @@ def _row_diff_skipped(
     new: Any,
     key: list[Hashable],
     deadline: Deadline,
-    shown: _Shown,
+    shown: StructuredComparison,
 ) -> bool:
     """Say why rows cannot be compared by key, if they cannot; True then."""
     missing = [name for name in key if name not in old.columns]
@@ -232,7 +235,7 @@ def _add_column_changes(text: PreviewText, columns: ColumnDiff, types: bool) -> 
 
 
 def _add_row_changes(
-    text: PreviewText, rows: RowDiff, key: Sequence[Hashable], shown: _Shown
+    text: PreviewText, rows: RowDiff, key: Sequence[Hashable], shown: StructuredComparison
 ) -> None:
     # The text names EXAMPLES keys of each kind, however many the structured preview shows.
     key_label = ", ".join(map(str, key))
@@ -279,206 +282,3 @@ def _key_text(value: Any) -> str:
 def _examples_wanted(structured: StructuredPreview | None) -> int:
     """Example rows to find: what the structured preview shows, else what the text names."""
     return EXAMPLES if structured is None else max(EXAMPLES, STRUCTURED_ROWS)
-
-
-def add_head(structured: StructuredPreview, new: Any, key: Sequence[Hashable] | None) -> None:
-    """The first rows of the new table, each column with its dtype (keys marked)."""
-    keys = set(key or ())
-    head = new.iloc[:HEAD_ROWS, :HEAD_COLUMNS]
-    rows, width = new.shape
-    title = (
-        f"First {plural(len(head), 'row')} of the new table"
-        if rows
-        else "The new table has no rows; its columns"
-    )
-    columns = [(name, str(dtype)) for name, dtype in head.dtypes.items()]
-    values = {name: head[name].tolist() for name, _ in columns}
-    table = structured.table([(str(n), t, n in keys) for n, t in columns], title=title)
-    structured.left_out(width - HEAD_COLUMNS, "columns of the first rows")
-    if table is None:
-        structured.left_out(len(head), "first rows")
-        return
-    for at in range(len(head)):
-        if structured.full:
-            structured.left_out(len(head) - at, "first rows")
-            return
-        table.row("same", [cell_text(values[n][at], n in keys) for n, _ in columns], "first rows")
-
-
-def cell_text(value: Any, quote: bool = False) -> str:
-    """A value as its own text: ``5``, ``1.5``, ``None``; text quoted (``'5'``) if ``quote``."""
-    if isinstance(value, str):
-        return repr(value) if quote else value
-    if isinstance(value, bytes | bytearray):
-        return repr(value)
-    return str(value)
-
-
-class _Types:
-    """The dtypes a structured preview names per column, and the key columns whose text is
-    quoted (every key of a typed table; in a CSV file, keys the new table holds as text)."""
-
-    def __init__(self, new: dict[Any, str], old: dict[Any, str], quoted: set[Any]) -> None:
-        self.new = new
-        self.old = old
-        self.quoted = quoted
-
-    def of_new(self, name: Any) -> str | None:
-        return self.new.get(name)
-
-    def of_old(self, name: Any) -> str | None:
-        return self.old.get(name, self.new.get(name))
-
-    def of_changed(self, name: Any) -> str | None:
-        old, new = self.old.get(name), self.new.get(name)
-        return f"{old} -> {new}" if old is not None and old != new else new
-
-
-class _Shown:
-    """The structured side of one table comparison; does nothing without a structured preview."""
-
-    def __init__(self, structured: StructuredPreview | None) -> None:
-        self.structured = structured
-
-    def note(self, text: str) -> None:
-        if self.structured is not None:
-            text = text[:1].upper() + text[1:]
-            self.structured.note(text if text.endswith(".") else text + ".")
-
-    def on(self, deadline: Deadline) -> bool:
-        """True if rows' values are to be shown: a structured preview, and time left."""
-        if self.structured is None:
-            return False
-        if deadline.passed():
-            self.structured.note(
-                "The values of changed, added and removed rows are not shown: the preview's "
-                "time budget was spent."
-            )
-            return False
-        return True
-
-    def changes(
-        self, rows: RowDiff | None, before: int | None, after: int, columns: ColumnDiff | None
-    ) -> None:
-        """The headline counts, then the column changes as a table."""
-        shown = self.structured
-        if shown is None:
-            return
-        if rows is not None:
-            shown.count("rows added", rows.added, "added")
-            shown.count("rows removed", rows.removed, "removed")
-            shown.count("rows changed", rows.changed, "changed")
-            shown.count("rows unchanged", rows.unchanged)
-        if before is not None:
-            shown.count("rows before", before)
-        shown.count("rows after", after)
-        if columns is None or columns.empty:
-            return
-        for label, count, tone in (
-            ("columns added", len(columns.added), "added"),
-            ("columns removed", len(columns.removed), "removed"),
-            ("columns retyped", len(columns.retyped), "changed"),
-        ):
-            if count:
-                shown.count(label, count, tone)
-        changes = [
-            *(("added", [str(n), "", t]) for n, t in columns.added),
-            *(("removed", [str(n), t, ""]) for n, t in columns.removed),
-            *(("changed", [str(n), old, new]) for n, old, new in columns.retyped),
-        ]
-        kept = changes[:STRUCTURED_ROWS]
-        table = shown.table(
-            [("column", None, False), ("before", None, False), ("after", None, False)],
-            title="Column changes (dtype before and after)",
-        )
-        _fill(shown, table, kept, "column changes")
-        shown.left_out(len(changes) - len(kept), "column changes")
-
-    def rows(
-        self, rows: RowDiff, old: Any, new: Any, key: Sequence[Hashable], types: _Types
-    ) -> None:
-        """Changed rows with the old and new value of each changed cell; added, removed rows."""
-        shown = self.structured
-        if shown is None:
-            return
-        key = list(key)
-        keys = [(str(k), types.of_new(k), True) for k in key]
-        if rows.changed_rows:
-            differing = {c for _, columns in rows.example_changed for c in columns}
-            union = [c for c in rows.compared_columns if c in differing]
-            kept = union[:TABLE_COLUMNS]
-            shown.left_out(len(union) - len(kept), "columns of changed rows")
-            olds = _values(old, [at for at, _ in rows.changed_rows], kept)
-            news = _values(new, [at for _, at in rows.changed_rows], [*key, *kept])
-            table = shown.table(
-                [*keys, *((str(c), types.of_changed(c), False) for c in kept)],
-                title=f"Changed rows (old -> new; {len(rows.changed_rows):,} of {rows.changed:,})",
-            )
-            cells = []
-            for at, (_, columns) in enumerate(rows.example_changed):
-                line: list[str | tuple[str, str]] = [
-                    cell_text(news[k][at], k in types.quoted) for k in key
-                ]
-                for c in kept:
-                    now = cell_text(news[c][at])
-                    line.append((cell_text(olds[c][at]), now) if c in columns else now)
-                cells.append(("changed", line))
-            _fill(shown, table, cells, "changed rows")
-        shown.left_out(rows.changed - len(rows.changed_rows), "changed rows")
-        self._plain_rows("added", rows.added, rows.added_rows, new, key, types, types.of_new)
-        self._plain_rows("removed", rows.removed, rows.removed_rows, old, key, types, types.of_old)
-
-    def _plain_rows(
-        self,
-        change: str,
-        count: int,
-        at: list[int],
-        frame: Any,
-        key: list[Hashable],
-        types: _Types,
-        type_of: Callable[[Any], str | None],
-    ) -> None:
-        """Added or removed rows: the key, then the other columns, values as they are."""
-        shown = self.structured
-        if shown is None:
-            return
-        if at:
-            others = [c for c in frame.columns if c not in key]
-            kept = others[:TABLE_COLUMNS]
-            shown.left_out(len(others) - len(kept), f"columns of {change} rows")
-            values = _values(frame, at, [*key, *kept])
-            table = shown.table(
-                [(str(k), type_of(k), True) for k in key]
-                + [(str(c), type_of(c), False) for c in kept],
-                title=f"{change.capitalize()} rows ({len(at):,} of {count:,})",
-            )
-            lines = [
-                (
-                    change,
-                    [cell_text(values[k][i], k in types.quoted) for k in key]
-                    + [cell_text(values[c][i]) for c in kept],
-                )
-                for i in range(len(at))
-            ]
-            _fill(shown, table, lines, f"{change} rows")
-        shown.left_out(count - len(at), f"{change} rows")
-
-
-def _values(frame: Any, rows: list[int], columns: list[Hashable]) -> dict[Hashable, list[Any]]:
-    """The values of ``columns`` in the rows at positions ``rows``, as plain Python values."""
-    part = frame.iloc[rows]
-    return {column: part[column].tolist() for column in columns}
-
-
-def _fill(
-    shown: StructuredPreview,
-    table: Any,
-    rows: Sequence[tuple[str, Sequence[str | tuple[str, str]]]],
-    kind: str,
-) -> None:
-    """Rows into ``table`` while the budget lasts; the rest counted as ``kind``."""
-    for at, (change, cells) in enumerate(rows):
-        if table is None or shown.full:
-            shown.left_out(len(rows) - at, kind)
-            return
-        table.row(change, cells, kind)

@@ -34,7 +34,9 @@ from .formats import (
     require_pandas,
     write_frame,
 )
-from .preview import HEAD_ROWS, add_changes, add_csv_changes, add_head, head_lines
+from .head import HEAD_ROWS, head_lines
+from .preview import add_changes, add_csv_changes
+from .structured import add_head
 
 __all__ = ["write_table"]
 

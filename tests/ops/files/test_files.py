@@ -13,6 +13,7 @@ import jupyter_approvals as ja
 from jupyter_approvals.core import errors
 from jupyter_approvals.ops import delete_path, move_path, write_file
 from jupyter_approvals.ops.files import operations as files_module
+from jupyter_approvals.ops.files import previews as file_previews
 from jupyter_approvals.previews.text import PREVIEW_BUDGET
 
 from ..conftest import approve, ask, decide, request_of
@@ -109,7 +110,7 @@ def test_the_preview_of_a_huge_rewrite_stays_bounded(session, tmp_path):
 
 
 def test_content_too_large_to_diff_shows_sizes_and_hashes(session, csv, monkeypatch):
-    monkeypatch.setattr(files_module, "MAX_DIFF_BYTES", 10)
+    monkeypatch.setattr(file_previews, "MAX_DIFF_BYTES", 10)
     info = request_of(session, ask(lambda: write_file(str(csv), "a much longer text\n")))
     assert "Not diffed: content over 10 bytes." in info.preview
     assert "sha256: " in info.preview

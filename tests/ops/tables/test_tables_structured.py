@@ -10,7 +10,7 @@ import pandas as pd
 
 from jupyter_approvals.core.structured import checked_structured
 from jupyter_approvals.ops import write_table
-from jupyter_approvals.ops.tables.preview import STRUCTURED_ROWS
+from jupyter_approvals.ops.tables.structured import STRUCTURED_ROWS
 from jupyter_approvals.ops.tables.write import build_preview
 from jupyter_approvals.previews.structured import STRUCTURED_BUDGET
 
