@@ -40,7 +40,8 @@ class Origin:
     """Where a request came from, as far as the kernel can tell.
 
     ``username`` and ``session`` are what the executing client claimed in its message
-    header: shown to the person as a hint, never trusted as an identity. ``agent`` names the
+    header (``username``, where the header has none, the person the server's stamp names):
+    shown to the person as a hint, never trusted as an identity. ``agent`` names the
     agent identity that sent the code, as the server stamped it (docs/protocol.md 7.4).
     ``execution_count`` is the number the notebook shows next to the cell while it runs
     (``[5]:``), or None where the run has none (a silent run, one kept out of the history, or

@@ -195,7 +195,9 @@ class KernelSession:
             kernel_id=self.kernel_id,
             notebook_path=self.shown_notebook_path,
             cell_id=context["cell_id"],
-            username=context["username"],
+            # JupyterLab 4 sends no username in its headers: then the person the server
+            # stamped the message with (docs/protocol.md 7.4). Either is a hint, not identity.
+            username=context["username"] or context["person"],
             session=context["session"],
             agent=context["agent"],
             execution_count=_execution_count(self.shell, context["cell_id"]),

@@ -7,6 +7,7 @@ disk, and what the journal recorded.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 from playwright.sync_api import Locator, Page, expect
 
 from tests.e2e.lab import (
+    CARD,
     EXPECTED_CSV,
     FINGERPRINT,
     REQUEST_ID,
@@ -99,8 +101,6 @@ def test_a_person_approves_in_the_card_and_the_next_call_runs_once(
     assert short.inner_text() == full.group(0)[len("sha256:") : len("sha256:") + 12]
     card.get_by_role("button", name="show full").click()
     expect(short).to_have_text(full.group(0))
-    second_view = nb.card(cells.agent_view)  # the same request, displayed again by that call
-    expect(second_view).to_have_attribute("data-state", "pending")
 
     # When the person has read it for more than a second and presses Approve
     pause_like_a_person(seen)
@@ -113,7 +113,6 @@ def test_a_person_approves_in_the_card_and_the_next_call_runs_once(
     expect(button(card, "Reject")).to_be_hidden()
     expect(card.locator(".jpa-notice")).to_have_text("")
     expect(clock).to_have_text(USE_WITHIN)  # now the approval's lifetime
-    expect(second_view).to_have_attribute("data-state", "approved")
     save_screenshot(card, "approve-2-card-approved")
 
     # When the "call again" cell runs
@@ -231,4 +230,71 @@ def test_a_double_click_on_approve_decides_once_without_an_error(
     events = [line["event"] for line in lab_server.events_of(request_id)]
     assert events.count("approved") == 1, events
     assert "refused" not in events, events
+    assert nb.errors == []
+
+
+def saved_outputs(notebook: Path, cell: int) -> str:
+    """The text/plain of a cell's outputs as the saved notebook file holds them."""
+    outputs = json.loads(notebook.read_text(encoding="utf-8"))["cells"][cell]["outputs"]
+    return "\n".join("".join(o.get("data", {}).get("text/plain", "")) for o in outputs)
+
+
+def test_a_repeated_call_points_to_the_one_live_card_and_the_saved_text_reads_as_past(
+    lab_server: LabServer, notebook: Path, page: Page
+):
+    # Given the first protected call's card, shown by the notebook's cell [n]
+    nb, cells, card, seen = open_first_call(page, lab_server, notebook)
+    request_id = request_id_shown(nb, cells.first_call)
+    number = nb.runs
+
+    # Then the card names the notebook, the cell by its number and who ran it, no cell id
+    expect(card.locator(".jpa-origin")).to_have_text(
+        re.compile(
+            r"^runs __main__\.save_csv, requested from notebook quickstart\.ipynb, "
+            rf"cell \[{number}\], run by \S.* \(claimed\)$"
+        )
+    )
+
+    # When another cell makes the same call
+    nb.run(cells.agent_view)
+
+    # Then the page holds exactly one card, the only one with answers, and the second cell's
+    # output says where it is
+    expect(page.locator(CARD)).to_have_count(1)
+    live = page.locator(CARD).filter(has=page.get_by_role("button", name="Approve", exact=True))
+    expect(live).to_have_count(1)
+    expect(nb.card(cells.agent_view)).to_have_count(0)
+    expect(nb.output(cells.agent_view)).to_contain_text(
+        f"Already asked in the card of cell [{number}] (request {request_id}), waiting for a "
+        "decision: approve or reject it there or in the Approvals sidebar."
+    )
+    save_screenshot(page, "one-card-1-pointer")
+
+    # When the person approves in that card and the call runs
+    pause_like_a_person(seen)
+    button(card, "Approve").click()
+    expect(card).to_have_attribute("data-state", "approved")
+    nb.run(cells.call_again)
+
+    # Then the card, rewritten to its ended text, still renders and says executed, and the
+    # pointer says how the request ended
+    expect(card).to_have_attribute("data-state", "executed")
+    expect(card.locator(".jpa-status")).to_contain_text("Executed once.")
+    expect(nb.output(cells.agent_view)).to_contain_text(
+        f"(request {request_id}), ended: approved and executed; run the cell to ask again."
+    )
+
+    # When the notebook is saved and closed
+    nb.close(notebook)
+
+    # Then the saved card and pointer read as past, dated, and ask for nothing
+    card_text = saved_outputs(notebook, cells.first_call)
+    assert card_text.startswith("Approval request ended: table.write\n"), card_text
+    assert re.search(
+        rf"request {request_id}, shown on \d{{4}}-\d\d-\d\d \d\d:\d\d UTC, ended: approved "
+        "and executed; run the cell to ask again\n",
+        card_text,
+    ), card_text
+    assert "Approve or reject" not in card_text
+    assert "ended: approved and executed" in saved_outputs(notebook, cells.agent_view)
     assert nb.errors == []
