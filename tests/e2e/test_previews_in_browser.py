@@ -84,6 +84,14 @@ hostile("<b>bold</b>")
 """
 
 
+@pytest.fixture(autouse=True)
+def no_other_kernels(lab_server: LabServer) -> Iterator[None]:
+    """Only this test's kernel runs: the sidebar lists what every running kernel holds."""
+    lab_server.shutdown_kernels()
+    yield
+    lab_server.shutdown_kernels()
+
+
 @pytest.fixture
 def wide_page(browser: Browser) -> Iterator[Page]:
     """A page at 1400x900, the size the issue names."""
@@ -160,6 +168,27 @@ def test_every_operation_shows_its_headline_counts_without_scrolling(
         _assert_visible_without_scrolling(row_headline, f"sidebar row of {action}")
         assert row_headline.inner_text() == headline.inner_text(), action
     save_screenshot(wide_page, "previews-every-operation")
+    # And in the sidebar every file name stays whole: a path wraps only at its separators
+    for name in ("report.txt", "orders.csv"):
+        broken = sidebar.panel.evaluate(WORD_BROKEN, name)
+        assert broken == [], (name, broken)
+
+
+#: The texts under ``root`` in which ``word`` is drawn on more than one line.
+WORD_BROKEN = """(root, word) => {
+    const broken = [];
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (let text = walker.nextNode(); text; text = walker.nextNode()) {
+        const at = text.textContent.indexOf(word);
+        if (at < 0 || !text.parentElement.getClientRects().length) continue;
+        const range = document.createRange();
+        range.setStart(text, at);
+        range.setEnd(text, at + word.length);
+        const tops = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
+        if (tops.size > 1) broken.push(text.parentElement.className);
+    }
+    return broken;
+}"""
 
 
 def test_a_hostile_preview_is_shown_as_text_in_the_card_and_the_sidebar(
@@ -183,6 +212,7 @@ def test_a_hostile_preview_is_shown_as_text_in_the_card_and_the_sidebar(
         assert structured.locator("img, script").count() == 0, where
         assert structured.locator("b", has_text="bold").count() == 0, where
         # And the override is a visible marker, the long line is cut and says so
+        root.scroll_into_view_if_needed()
         text = structured.inner_text()
         assert "⟦U+202E⟧" in text, where
         assert "\u202e" not in text, where
