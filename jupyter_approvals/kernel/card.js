@@ -21,6 +21,10 @@ function timeLeft(iso) {
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
 }
 
+// The DOM event the sidebar listens for to open a preview in a main-area tab; the sidebar
+// sets window[OPEN_PREVIEW_EVENT] = true once it listens.
+const OPEN_PREVIEW_EVENT = "jupyter-approvals:open-preview";
+
 function render({ model, el: root }) {
   const card = el("div", "jpa-card");
   card.setAttribute("data-testid", "jpa-card");
@@ -60,9 +64,20 @@ function render({ model, el: root }) {
     asText = !asText;
     sync();
   });
+  // Full size in a main-area tab: the card cannot reach JupyterLab's shell, so it asks the
+  // sidebar through a DOM event (docs/protocol.md 4.1); without the sidebar nothing listens
+  // and the button stays hidden.
+  const fullSize = el("button", "jpa-link jpa-full-size", "open full size");
+  fullSize.title = "Open this preview in a tab of the main area";
+  fullSize.addEventListener("click", () => {
+    const detail = { request_id: model.get("request_id") };
+    for (const name of SHOWN) detail[name] = model.get(name);
+    window.dispatchEvent(new CustomEvent(OPEN_PREVIEW_EVENT, { detail }));
+  });
+  fullSize.style.display = window[OPEN_PREVIEW_EVENT] ? "" : "none";
   const pre = el("pre");
   const omitted = el("div", "jpa-omitted");
-  details.append(detailsSummary, textToggle, body, pre, omitted);
+  details.append(detailsSummary, fullSize, textToggle, body, pre, omitted);
   let renderedDoc;
 
   const actions = el("div", "jpa-actions");

@@ -12,7 +12,7 @@ import { ApprovalsModel } from './model';
 import { openRequestingCell } from './openCell';
 import { ApprovalsPanel } from './panel';
 import { NewRequestNotifier } from './notify';
-import { PreviewPanel } from './previewPanel';
+import { OPEN_PREVIEW_EVENT, PreviewPanel, previewOfCard } from './previewPanel';
 import { IItemHandlers, isOpenable } from './pendingItem';
 import { IApprovalsModel } from './tokens';
 
@@ -66,6 +66,15 @@ const plugin: JupyterFrontEndPlugin<IApprovalsModel> = {
         app.shell.activateById(id);
       }
     };
+    // A card's "open full size" (the card cannot reach the shell): the same tab, from what
+    // the card shows. Display only; deciding stays in the card and the sidebar.
+    window.addEventListener(OPEN_PREVIEW_EVENT, event => {
+      const shown = (event as CustomEvent).detail;
+      if (shown && typeof shown.request_id === 'string') {
+        handlers.openPreview?.(previewOfCard(shown));
+      }
+    });
+    (window as unknown as Record<string, boolean>)[OPEN_PREVIEW_EVENT] = true;
     // The history tab offers the journals of the notebooks at hand: the current one first,
     // then the other open ones, then those that asked for approval in this session.
     const asked = new Set<string>();

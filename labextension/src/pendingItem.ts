@@ -244,8 +244,10 @@ export class PendingItem {
         ? 'Outside the server root: cannot be opened here'
         : '';
     if (!this._path.parentNode) {
-      this._origin.append(this._agent, this._from, this._path, this._user);
+      this._origin.append(this._agent, this._from, this._path, this._cell, this._user);
     }
+    const count = this._item.execution_count;
+    setText(this._cell, typeof count === 'number' ? ` cell [${count}]` : '');
     const agent = this._item.agent;
     setText(this._agent, agent ? `requested by agent ${agent} ` : '');
     this._agent.hidden = !agent;
@@ -262,6 +264,7 @@ export class PendingItem {
   private _origin = el('div', 'jpa-Sidebar-meta jpa-Sidebar-origin');
   private _path = el('button', 'jpa-Sidebar-path', { testid: 'jpa-sidebar-open-cell' });
   private _user = el('span', 'jpa-Sidebar-user');
+  private _cell = el('span', 'jpa-Sidebar-cell', { testid: 'jpa-sidebar-cell' });
   private _agent = el('span', 'jpa-Sidebar-agent', { testid: 'jpa-sidebar-agent' });
   private _from = el('span', '', { text: 'from ' });
   private _functionRow = el('div', 'jpa-Sidebar-meta');

@@ -16,9 +16,17 @@ export class PreviewBody {
   constructor(item: IPendingRequest) {
     this._text.textContent = item.preview || '(no preview)';
     const doc = item.structured;
-    if (doc) {
+    let drawn: HTMLElement | null = null;
+    try {
       // Drawn once: a request's preview never changes, so a poll redraws nothing.
-      this._structured = renderStructured(doc);
+      drawn = doc ? renderStructured(doc) : null;
+    } catch (error) {
+      // Not of the documented shape (the server checks it; a card's event is not checked):
+      // the text form shows instead.
+      console.warn('jupyter-approvals: a structured preview that cannot be shown', error);
+    }
+    if (drawn) {
+      this._structured = drawn;
       this.node.append(this._structured, this._text);
     } else {
       this.node.append(this._text);

@@ -27,6 +27,8 @@ export interface IPendingRequest {
   /** Relative to the server root when the notebook is below it, else absolute. */
   notebook_path?: string | null;
   cell_id?: string | null;
+  /** The number the notebook showed next to the requesting cell while it ran, if any. */
+  execution_count?: number | null;
   /** What the executing client claimed: a hint, never an identity. */
   username?: string | null;
   /** The agent identity that sent the code, as the server stamped it (section 7). */

@@ -311,3 +311,39 @@ def test_in_the_dark_theme_every_text_keeps_a_contrast_of_4_5(
     finally:
         light = json.dumps({"raw": json.dumps({"theme": "JupyterLab Light"})}).encode()
         lab_server.api(themes, "PUT", light)
+
+
+def test_a_preview_opens_full_size_in_a_main_area_tab_from_the_sidebar_and_the_card(
+    lab_server: LabServer, wide_page: Page
+):
+    # Given a pending file write, shown in its card and in the sidebar
+    path = _notebook(lab_server, [SETUP, CALLS[0][1]])
+    nb = NotebookPage.open(wide_page, lab_server, path)
+    nb.run(0)
+    nb.run(1)
+    card = nb.card(1)
+    expect(card.locator('[data-testid="jpa-structured"]')).to_be_visible()
+    counts = str(card.locator('[data-testid="jpa-sp-headline"]').text_content())
+    sidebar = Sidebar(wide_page)
+    sidebar.open()
+    item = sidebar.items.filter(has_text="file.write").first
+    panels = wide_page.locator('[data-testid="jpa-preview-panel"]')
+    # When the person opens the preview full size from the sidebar row
+    sidebar.part(item, "open-preview").click()
+    # Then a main-area tab shows it, counts first, with the request's fingerprint
+    expect(panels).to_have_count(1)
+    panel = panels.first
+    expect(panel).to_be_visible()
+    expect(panel.locator('[data-testid="jpa-sp-headline"]')).to_have_text(counts)
+    fingerprint = sidebar.part(item, "fingerprint").get_attribute("data-fingerprint")
+    expect(panel).to_contain_text(str(fingerprint))
+    tab = wide_page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text="Preview: file.write")
+    expect(tab).to_have_count(1)
+    save_screenshot(wide_page, "preview-full-size-tab")
+    # When the person goes back to the notebook and opens it full size from the card
+    wide_page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text="previews.ipynb").click()
+    card.get_by_role("button", name="open full size").click()
+    # Then the same tab comes forward; no second one opens
+    expect(panel).to_be_visible()
+    expect(panels).to_have_count(1)
+    expect(tab).to_have_count(1)
