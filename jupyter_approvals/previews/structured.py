@@ -90,8 +90,11 @@ class StructuredPreview:
         self._notes.append(clip(text))
 
     def count(self, label: str, count: int, tone: str = "neutral") -> None:
-        """A headline count ("3 rows added"), shown before every block."""
-        self._headline.append({"label": label, "count": count, "tone": tone})
+        """A headline count ("3 rows added"), shown before every block. ``label`` is plural;
+        for a count of 1 its first plural word is made singular ("1 row added")."""
+        self._headline.append(
+            {"label": label if count != 1 else _singular(label), "count": count, "tone": tone}
+        )
 
     def _block(self, kind: str, title: str | None, **fields: Any) -> dict[str, Any] | None:
         if not self.spend(title or "", kind="blocks"):
@@ -192,6 +195,15 @@ class StructuredPreview:
             "left_out": [{"kind": k, "count": c} for k, c in self._left_out.items()],
             "notes": list(self._notes),
         }
+
+
+def _singular(label: str) -> str:
+    words = label.split(" ")
+    for index, word in enumerate(words):
+        if len(word) > 2 and word.endswith("s") and not word.endswith("ss"):
+            words[index] = word[:-1]
+            break
+    return " ".join(words)
 
 
 class PathsBlock:

@@ -152,5 +152,24 @@ def test_a_stored_request_carries_its_checked_structured_preview_on_the_wire():
     )
     # Then the listing's form carries it
     assert info.to_wire()["structured"]["headline"] == [
-        {"label": "files deleted", "count": 1, "tone": "removed"}
+        {"label": "file deleted", "count": 1, "tone": "removed"}
     ]
+
+
+@pytest.mark.parametrize(
+    ("label", "singular"),
+    [
+        ("rows added", "row added"),
+        ("schema changes", "schema change"),
+        ("standard input lines", "standard input line"),
+        ("bytes deleted", "byte deleted"),
+    ],
+)
+def test_a_count_of_one_reads_in_the_singular(label, singular):
+    # Given a headline count of one and one of two
+    built = StructuredPreview()
+    built.count(label, 1)
+    built.count(label, 2)
+    # Then the one is singular, the two plural
+    labels = [item["label"] for item in built.document()["headline"]]
+    assert labels == [singular, label]

@@ -160,7 +160,7 @@ def test_a_listing_goes_to_a_paths_block_and_its_counts_to_the_headline():
     # Then the counts say files, folders and bytes
     assert document["headline"] == [
         {"label": "files deleted", "count": 2, "tone": "removed"},
-        {"label": "folders deleted", "count": 1, "tone": "removed"},
+        {"label": "folder deleted", "count": 1, "tone": "removed"},
         {"label": "bytes deleted", "count": 42, "tone": "removed"},
     ]
     # And each entry is a path with its detail, a folder with its trailing slash

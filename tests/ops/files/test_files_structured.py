@@ -48,7 +48,7 @@ def test_a_write_shows_counts_facts_then_the_diff_with_changed_words(session, cs
     info = request_of(session, ask(lambda: write_file(csv, "id,name\n1,ann\n2,bea\n3,cy\n")))
     document = checked(info.structured)
     # Then the headline counts the lines, and the facts name the file, sizes and mode
-    assert headline(document) == {"lines added": (1, "added"), "lines removed": (1, "removed")}
+    assert headline(document) == {"line added": (1, "added"), "line removed": (1, "removed")}
     assert facts(document) == {
         "file": str(csv),
         "change": "Replace",
@@ -113,7 +113,7 @@ def test_a_delete_counts_files_folders_and_bytes_and_lists_the_paths(session, tm
     # Then the headline counts what goes, and the paths are listed with their details
     assert headline(document) == {
         "files deleted": (2, "removed"),
-        "folders deleted": (1, "removed"),
+        "folder deleted": (1, "removed"),
         "bytes deleted": (5, "removed"),
     }
     assert facts(document)["delete"] == str(folder)
@@ -142,8 +142,8 @@ def test_a_move_names_both_ends_and_what_it_replaces(session, csv):
     ]
     assert facts(document)["destination"] == str(destination)
     assert facts(document)["replaces"] == "file, 4 bytes"
-    assert headline(document)["paths replaced"] == (1, "removed")
-    assert headline(document)["files moved"] == (1, "neutral")
+    assert headline(document)["path replaced"] == (1, "removed")
+    assert headline(document)["file moved"] == (1, "neutral")
     # And the summary and the text agree with it
     assert "(replacing it)" in info.summary
     assert "Destination exists and will be replaced: file, 4 bytes" in info.preview

@@ -35,7 +35,7 @@ def test_the_argv_comes_first_then_program_directory_input_and_timeout(session, 
     # Then the headline counts the arguments and the input's lines
     assert document["headline"][:2] == [
         {"label": "arguments", "count": 5, "tone": "neutral"},
-        {"label": "standard input lines", "count": 1, "tone": "neutral"},
+        {"label": "standard input line", "count": 1, "tone": "neutral"},
     ]
     # And the first block is the exact argv, one item per argument, the secret hidden
     first = document["blocks"][0]

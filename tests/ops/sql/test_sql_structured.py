@@ -85,7 +85,7 @@ def test_a_drop_counts_the_schema_change_and_the_rows_lost(
     _, document = structured_of(session, lambda: execute_sql(url(shop), "DROP TABLE orders"))
     # Then the counts say what goes, and the table's first rows follow
     assert [(i["label"], i["count"], i["tone"]) for i in document["headline"]] == [
-        ("schema changes", 1, "changed"),
+        ("schema change", 1, "changed"),
         ("rows in table orders", 10, "removed"),
     ]
     [rows] = blocks(document, "table")
@@ -151,4 +151,4 @@ def test_to_sql_append_counts_rows_before_and_after(session: KernelSession, shop
     call = lambda: to_sql(frame, "orders", url(shop), if_exists="append")  # noqa: E731
     _, document = structured_of(session, call)
     counts = {i["label"]: i["count"] for i in document["headline"]}
-    assert (counts["rows added"], counts["rows before"], counts["rows after"]) == (1, 10, 11)
+    assert (counts["row added"], counts["rows before"], counts["rows after"]) == (1, 10, 11)
