@@ -86,17 +86,6 @@ export class PendingItem {
     previewTitle.append('Preview', this._omitted);
     const body = new PreviewBody(item);
     const tools = el('div', 'jpa-Sidebar-previewTools');
-    const asText = el('button', 'jpa-Sidebar-link', {
-      text: 'show as text',
-      testid: 'jpa-sidebar-as-text'
-    });
-    asText.hidden = !body.hasStructured;
-    let showingText = false;
-    asText.addEventListener('click', () => {
-      showingText = !showingText;
-      body.showText(showingText);
-      asText.textContent = showingText ? 'show structured' : 'show as text';
-    });
     const full = el('button', 'jpa-Sidebar-link', {
       text: 'open full size',
       testid: 'jpa-sidebar-open-preview'
@@ -104,7 +93,7 @@ export class PendingItem {
     full.title = 'Open this preview in a tab of the main area';
     full.hidden = !this._handlers.openPreview;
     full.addEventListener('click', () => this._handlers.openPreview?.(this._item));
-    tools.append(asText, full);
+    tools.append(body.toggle, full);
     this._preview.append(previewTitle, tools, body.node);
     this._preview.open = true;
 

@@ -31,6 +31,8 @@ export class PreviewBody {
     } else {
       this.node.append(this._text);
     }
+    this.toggle.hidden = !this.hasStructured;
+    this.toggle.addEventListener('click', () => this.showText(!this._asText));
     this.showText(false);
   }
 
@@ -46,7 +48,17 @@ export class PreviewBody {
     if (this._structured) {
       this._structured.hidden = !structured;
     }
+    this._asText = text;
+    this.toggle.textContent = text ? 'show structured' : 'show as text';
   }
+
+  /** The button that switches between the two forms; hidden without a structured one. */
+  readonly toggle = el('button', 'jpa-Sidebar-link', {
+    text: 'show as text',
+    testid: 'jpa-sidebar-as-text'
+  });
+
+  private _asText = false;
 
   private _text = el('pre', 'jpa-Sidebar-previewText', { testid: 'jpa-preview-text' });
   private _structured: HTMLElement | null = null;

@@ -114,9 +114,14 @@ describe('PreviewBody', () => {
     expect(structured.hidden).toBe(false);
     expect(text.hidden).toBe(true);
     // When the person asks for the text, Then it shows instead
-    body.showText(true);
+    body.toggle.click();
     expect(structured.hidden).toBe(true);
+    expect(text.hidden).toBe(false);
     expect(text.textContent).toBe('text form of the preview');
+    expect(body.toggle.textContent).toBe('show structured');
+    // And a second click goes back
+    body.toggle.click();
+    expect(structured.hidden).toBe(false);
   });
 
   it('shows the text form when there is no structured one', () => {
