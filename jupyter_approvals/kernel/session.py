@@ -4,7 +4,8 @@ the waiters and the comm endpoint.
 There is one :class:`KernelSession` per process, created on first use. Store events fan out
 from here: a journal line (:mod:`.journaling`), the card's new state (:mod:`.cards`), waiters
 woken (:mod:`.waiters`) and a ``changed`` message to frontends (:mod:`.comm`). Decisions reach
-the store only through :mod:`.decisions`, after the frontend check.
+the store only through :mod:`.decisions`, after the frontend check. Where a request comes
+from is read in :mod:`.request_origin`.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from typing import Any
 from traitlets import TraitError
 
 from ..config import ApprovalsConfig
-from ..core import errors
 from ..core.model import Origin, RequestInfo, Status, decided_recently
 from ..core.policy import Clock, IgnoredSetting, Limits
 from ..core.project import project_root_for
@@ -32,32 +32,14 @@ from .card import ApprovalCard
 from .cards import CardRegistry
 from .comm import CommEndpoint
 from .decisions import Decisions
+from .error_display import show_approval_errors_briefly
 from .journaling import KernelJournal
+from .request_origin import call_origin, kernel_id, notebook_path
 from .waiters import Waiters
 
 log = logging.getLogger("jupyter_approvals")
 
 _SWEEP_INTERVAL_S = 1.0
-
-
-def _kernel_id() -> str | None:
-    try:
-        from ipykernel.connect import get_connection_file
-
-        name = Path(get_connection_file()).stem
-    except Exception:
-        return None
-    return name.removeprefix("kernel-") or None
-
-
-def _notebook_path(environ: Mapping[str, str]) -> str | None:
-    # jupyter_server starts each session's kernel with the notebook's path in this variable;
-    # a session created without a name gets the directory it runs in, ending with a
-    # separator. That names no notebook: the kernel's working directory is that directory.
-    path = environ.get("JPY_SESSION_NAME") or None
-    if path is None or path.endswith(("/", os.sep)) or os.path.isdir(path):
-        return None
-    return path
 
 
 def _project_dir(notebook_path: str | None, cwd: Path) -> Path:
@@ -103,8 +85,8 @@ class KernelSession:
         self.environ = environ if environ is not None else os.environ
         configured, self.ignored_settings = _configured_limits(shell)
         self.limits: Limits = limits or configured
-        self.kernel_id = _kernel_id() if shell is not None else None
-        self.notebook_path = _notebook_path(self.environ)
+        self.kernel_id = kernel_id() if shell is not None else None
+        self.notebook_path = notebook_path(self.environ)
         #: The notebook the server says this kernel's session names, when the kernel was
         #: started without one (display only: the journal's place never follows it).
         self.session_path: str | None = None
@@ -130,7 +112,7 @@ class KernelSession:
             self.endpoint = CommEndpoint(self.decisions, self._listing, self._learn_session_path)
             # Announce: the server learns that approvals are served here, even mid-cell.
             self.endpoint.broadcast_changed()
-            _show_approval_errors_briefly(shell)
+            show_approval_errors_briefly(shell)
             # A cell that runs again has its outputs cleared: a card shown there is gone.
             shell.events.register("pre_run_cell", self._cards.cell_runs)
             threading.Thread(
@@ -190,18 +172,7 @@ class KernelSession:
 
     def origin(self) -> Origin:
         """Where a call being made now comes from."""
-        context = frontend.caller_context()
-        return Origin(
-            kernel_id=self.kernel_id,
-            notebook_path=self.shown_notebook_path,
-            cell_id=context["cell_id"],
-            # JupyterLab 4 sends no username in its headers: then the person the server
-            # stamped the message with (docs/protocol.md 7.4). Either is a hint, not identity.
-            username=context["username"] or context["person"],
-            session=context["session"],
-            agent=context["agent"],
-            execution_count=_execution_count(self.shell, context["cell_id"]),
-        )
+        return call_origin(self.shell, self.kernel_id, self.shown_notebook_path)
 
     def show(self, info: RequestInfo) -> None:
         """Display the card of ``info`` in the current output; start its answer clock."""
@@ -276,45 +247,3 @@ class KernelSession:
                 self.store.sweep()
             except Exception:  # a sweep must never kill the thread that ends stale requests
                 log.exception("approval sweep failed")
-
-
-def _execution_count(shell: Any, cell_id: str | None) -> int | None:
-    """The number the notebook shows next to the cell running now (``[5]:``), if it has one.
-
-    IPython counts a cell before running it, so ``shell.execution_count`` is already the next
-    cell's number while a cell runs; the running cell's own is in the result IPython fills in
-    meanwhile. None outside a cell's run (a comm message, a thread after its cell ended, a
-    run of another cell), and for runs the history does not keep (silent, or
-    ``store_history`` off), which show no number of their own.
-    """
-    if frontend.current_message_type() != "execute_request":
-        return None
-    result = getattr(getattr(shell, "displayhook", None), "exec_result", None)
-    info = getattr(result, "info", None)
-    if info is None or getattr(info, "silent", True) or not getattr(info, "store_history", False):
-        return None
-    ran = getattr(info, "cell_id", None)
-    if ran is not None and ran != cell_id:
-        return None  # the result of another run than the message being handled
-    count = getattr(result, "execution_count", None)
-    return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else None
-
-
-def _show_approval_errors_briefly(shell: Any) -> None:
-    """Show an approval error as its one-line message, without the gate's internal frames.
-
-    The message is what a person and an agent act on; the frames are ours, not theirs. Left
-    alone when the shell already has a custom exception handler (there is a single slot).
-    """
-    if getattr(shell, "custom_exceptions", ()) or not hasattr(shell, "set_custom_exc"):
-        return
-
-    def one_line(
-        shell: Any, etype: type[BaseException], value: BaseException, tb: Any, tb_offset: Any = None
-    ) -> list[str]:
-        # IPython leaves the display of custom exceptions to the handler.
-        stb = list(shell.InteractiveTB.get_exception_only(etype, value))
-        shell._showtraceback(etype, value, stb)
-        return stb
-
-    shell.set_custom_exc((errors.ApprovalError,), one_line)
