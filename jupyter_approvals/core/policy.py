@@ -20,6 +20,8 @@ MAX_REQUEST_TIMEOUT_S = 600.0
 MAX_APPROVAL_TTL_S = 600.0
 #: An answer sooner than this many seconds after the card was shown is auto-answered.
 MIN_ANSWER_S = 1.0
+#: The reading floor can be raised up to this many seconds, no further.
+MIN_ANSWER_CEILING_S = 60.0
 #: At most this many requests may be pending in one kernel at once.
 MAX_PENDING = 20
 #: Previews are cut to this many characters in the card and in comm messages.
@@ -82,7 +84,7 @@ _FLOORS = {
     "max_reason_chars": 0,
     "max_ended_kept": 1,
 }
-_CEILINGS = {"min_answer_s": 60.0}
+_CEILINGS = {"min_answer_s": MIN_ANSWER_CEILING_S}
 
 
 def tightened(**requested: float) -> tuple[Limits, list[IgnoredSetting]]:

@@ -219,6 +219,8 @@ class KernelSession:
             "journal": {"path": str(self.journal.path), "error": problem or None},
             "awaited": self._waiters.awaited(),
             "decided": decided_recently(self.store.live() + self.store.recent()),
+            # The reading floor in force here, so a frontend's buttons wait as long as it.
+            "min_answer_ms": round(self.limits.min_answer_s * 1000),
         }
 
     def _on_event(self, event: str, info: RequestInfo, fields: dict[str, Any]) -> None:

@@ -17,6 +17,7 @@ import time
 import uuid
 from typing import Any
 
+from ..core.policy import MIN_ANSWER_CEILING_S, MIN_ANSWER_S
 from ..core.protocol import COMM_TARGET, MARKER_COMM_PREFIX
 
 
@@ -312,6 +313,15 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _floor_ms(value: object) -> int:
+    """A kernel's reading floor as it published it, never below the promised one second (a
+    kernel cannot make the sidebar's buttons wait less than that, nor past the ceiling)."""
+    floor = round(MIN_ANSWER_S * 1000)
+    if type(value) is not int:
+        return floor
+    return min(max(value, floor), round(MIN_ANSWER_CEILING_S * 1000))
+
+
 def _well_formed(data: dict[str, Any]) -> dict[str, Any]:
     """The fields of a ``pending``/``changed`` message that have their documented types
     (docs/protocol.md 3.1): requests as objects with a request id, text as text."""
@@ -337,6 +347,7 @@ def _well_formed(data: dict[str, Any]) -> dict[str, Any]:
         if isinstance(journal, dict)
         else {"path": None, "error": None},
         "awaited": [a for a in awaited if isinstance(a, str)] if isinstance(awaited, list) else [],
+        "min_answer_ms": _floor_ms(data.get("min_answer_ms")),
         "decided": [
             {key: _text(entry.get(key)) for key in _DECIDED_FIELDS}
             for entry in (decided if isinstance(decided, list) else [])

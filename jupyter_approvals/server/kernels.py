@@ -310,6 +310,7 @@ class KernelLinks:
                     "kernel_id": kernel_id,
                     "kernel_busy": kernel_busy,
                     "decide_now": decide_now,
+                    "min_answer_ms": link.listing["min_answer_ms"],
                 }
                 key = (kernel_id, request["id"], link.version, kernel_busy, decide_now)
                 rows.append(Row(key, item))

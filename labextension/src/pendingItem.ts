@@ -13,8 +13,9 @@ export interface IItemHandlers {
   openPreview?(item: IPendingRequest): void;
 }
 
-/** How long a new row's buttons wait, so that a person reads before answering; the kernel
- * refuses sooner answers on every path anyway (its `min_answer_seconds`, 1 s by default). */
+/** How long a new row's buttons wait at least, so that a person reads before answering; a
+ * kernel's stricter `min_answer_seconds` (its listing's `min_answer_ms`) makes them wait
+ * longer. The kernel refuses sooner answers on every path anyway. */
 export const READING_FLOOR_MS = 1000;
 
 function setText(node: HTMLElement, text: string): void {
@@ -106,8 +107,10 @@ export class PendingItem {
     this._reject.addEventListener('click', () => this._decide('reject'));
     const buttons = el('div', 'jpa-Sidebar-buttons');
     buttons.append(this._approve, this._reject, this._floor);
-    this._readableAt = Date.now() + READING_FLOOR_MS;
-    this._opens = window.setTimeout(() => this._syncButtons(), READING_FLOOR_MS + 20);
+    // As long as the kernel's own floor (a stricter setting waits longer), never less.
+    const floor = Math.max(READING_FLOOR_MS, item.min_answer_ms ?? 0);
+    this._readableAt = Date.now() + floor;
+    this._opens = window.setTimeout(() => this._syncButtons(), floor + 20);
     const actions = el('div', 'jpa-Sidebar-actions');
     actions.append(this._reason, buttons);
 
@@ -156,6 +159,9 @@ export class PendingItem {
 
   /** Count down to the request's expiry. */
   tick(now: number): void {
+    if (now < this._readableAt + 1000) {
+      this._syncButtons(); // the reading floor's countdown, while it runs
+    }
     const left = timeLeft(this._item.expires_at, now);
     setText(this._clock, left);
     const ms = Date.parse(this._item.expires_at) - now;

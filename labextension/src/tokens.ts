@@ -41,6 +41,8 @@ export interface IPendingRequest {
   kernel_busy?: boolean;
   /** False while the kernel cannot take a decision (busy, no cell awaiting one). */
   decide_now?: boolean;
+  /** The kernel's reading floor: answers sooner after the request was shown do not count. */
+  min_answer_ms?: number;
 }
 
 export interface IJournalError {

@@ -110,3 +110,22 @@ describe('timeLeft', () => {
     expect(timeLeft('2026-12-01T10:00:00.000Z', now)).toBe('expired');
   });
 });
+
+describe('PendingItem of a kernel with a stricter reading floor', () => {
+  it('waits as long as the kernel does before its buttons work', () => {
+    // Given a row whose kernel counts answers sooner than 3 s as too fast
+    const item = new PendingItem(request({ min_answer_ms: 3000 }), handlers);
+    const approve = row(item, 'jpa-sidebar-approve') as HTMLButtonElement;
+
+    // When the default one second has passed, Then it still waits, counting down
+    afterTheFloor();
+    item.tick(Date.now());
+    expect(approve.disabled).toBe(true);
+    expect(row(item, 'jpa-sidebar-floor').textContent).toBe('read first: 2 s');
+
+    // When the kernel's floor has passed too, Then the buttons work
+    vi.advanceTimersByTime(2000);
+    item.tick(Date.now());
+    expect(approve.disabled).toBe(false);
+  });
+});

@@ -246,3 +246,18 @@ async def test_the_kernel_must_read_a_decision_before_the_server_stops_waiting(
     not_after = datetime.fromisoformat(sent[-1]["not_after"].replace("Z", "+00:00"))
     margin = min(0.5, links.timeout / 4)
     assert (not_after - answered).total_seconds() <= links.timeout - margin + 0.001
+
+
+async def test_each_row_carries_its_kernels_reading_floor(jp_fetch, kernels):
+    # Given a kernel configured with a stricter reading floor (3 s) and one with the default
+    strict = await kernels()
+    await strict.run("get_ipython().config.ApprovalsConfig.min_answer_seconds = 3\n" + SETUP)
+    plain = await kernels()
+    await plain.run(SETUP)
+    for kernel in (strict, plain):
+        await kernel.run("try:\n    save('x', 'x.txt')\nexcept ja.ApprovalPending:\n    pass\n")
+    # When the sidebar lists them
+    listing = await rows_until(jp_fetch, lambda found: len(found["pending"]) == 2)
+    floors = {row["kernel_id"]: row["min_answer_ms"] for row in listing["pending"]}
+    # Then each row says how long its buttons must wait: the sidebar waits as the kernel does
+    assert floors == {strict.id: 3000, plain.id: 1000}
