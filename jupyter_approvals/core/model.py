@@ -45,7 +45,8 @@ class Origin:
     agent identity that sent the code, as the server stamped it (docs/protocol.md 7.4).
     ``execution_count`` is the number the notebook shows next to the cell while it runs
     (``[5]:``), or None where the run has none (a silent run, one kept out of the history, or
-    a call made outside a cell's run).
+    a call made outside a cell's run). ``display_name`` is the name the stamped person goes by
+    in JupyterLab ("Anonymous Io" without a login), shown before the username.
     """
 
     kernel_id: str | None = None
@@ -55,6 +56,7 @@ class Origin:
     session: str | None = None
     agent: str | None = None
     execution_count: int | None = None
+    display_name: str | None = None
 
     def to_wire(self) -> dict[str, str | int | None]:
         """The JSON form used in comm messages and the journal."""
@@ -64,6 +66,7 @@ class Origin:
             "cell_id": self.cell_id,
             "execution_count": self.execution_count,
             "username": self.username,
+            "display_name": self.display_name,
             "session": self.session,
             "agent": self.agent,
         }

@@ -76,8 +76,9 @@ def origin_text(info: RequestInfo, project_root: Path, place: Origin | None = No
     if origin.agent:
         return f"requested by agent {origin.agent}" + (f" from {named}" if named else "")
     text = f"requested from {named or 'this kernel'}"
-    if origin.username:
-        text += f", run by {origin.username} (claimed)"
+    who = origin.display_name or origin.username
+    if who:
+        text += f", run by {who} (claimed)"
     return text
 
 

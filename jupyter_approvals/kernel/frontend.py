@@ -84,6 +84,7 @@ def caller_context() -> dict[str, str | None]:
         "session": text(header.get("session")) if isinstance(header, dict) else None,
         "agent": text(stamp.get("agent")) if stamp.get("sender") == "agent" else None,
         "person": text(stamp.get("username")) if stamp.get("sender") == "person" else None,
+        "person_name": text(stamp.get("display_name")) if stamp.get("sender") == "person" else None,
     }
 
 

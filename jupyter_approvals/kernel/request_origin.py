@@ -51,6 +51,7 @@ def call_origin(shell: Any, kernel: str | None, notebook: str | None) -> Origin:
         session=context["session"],
         agent=context["agent"],
         execution_count=execution_count(shell, context["cell_id"]),
+        display_name=context["person_name"],
     )
 
 

@@ -49,6 +49,12 @@ def username_of(user: object) -> str | None:
     return name if isinstance(name, str) else None
 
 
+def display_name_of(user: object) -> str | None:
+    """The name a person's user goes by in JupyterLab ("Anonymous Io" without login)."""
+    name = getattr(user, "display_name", None)
+    return name if isinstance(name, str) and name else None
+
+
 def is_agent(user: object) -> bool:
     """True for the identity of an agent, by type."""
     return isinstance(user, AgentUser)

@@ -20,7 +20,7 @@ from ..core.agents import AgentRegistry
 from ..core.model import Lease
 from . import sessions
 from .agent_hold import AgentHold
-from .agent_identity import AgentUser, is_agent, username_of
+from .agent_identity import AgentUser, display_name_of, is_agent, username_of
 from .held_code import pending_text, refusal_text
 from .kernel_messages import IncomingMessage, decode, encode_reply
 
@@ -71,7 +71,13 @@ class KernelScreen:
             return raw  # the server's own handling reports it, as without the gate
         if not isinstance(user, AgentUser):
             if message.msg_type in STAMPED_TYPES:
-                return message.stamped({"sender": "person", "username": username_of(user)})
+                return message.stamped(
+                    {
+                        "sender": "person",
+                        "username": username_of(user),
+                        "display_name": display_name_of(user),
+                    }
+                )
             return raw
         return self._screen_agent(connection, message, user.agent, subprotocol)
 

@@ -246,7 +246,8 @@ export class PendingItem {
     const agent = this._item.agent;
     setText(this._agent, agent ? `requested by agent ${agent} ` : '');
     this._agent.hidden = !agent;
-    setText(this._user, username ? ` (client says: ${username})` : '');
+    const who = this._item.display_name || username;
+    setText(this._user, who ? ` run by ${who} (claimed)` : '');
   }
 
   private _item: IPendingRequest;

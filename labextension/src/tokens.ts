@@ -31,6 +31,8 @@ export interface IPendingRequest {
   execution_count?: number | null;
   /** What the executing client claimed: a hint, never an identity. */
   username?: string | null;
+  /** The name the stamped person goes by in JupyterLab ("Anonymous Io"): a hint too. */
+  display_name?: string | null;
   /** The agent identity that sent the code, as the server stamped it (section 7). */
   agent?: string | null;
   /** `server`: agent code the server holds; `kernel`: a protected call waiting in a kernel. */

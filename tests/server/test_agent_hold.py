@@ -220,6 +220,8 @@ async def test_the_kernel_learns_who_sent_a_message_and_clients_cannot_claim_it(
     # Then the kernel sees the server's stamp, not the client's claim
     assert "'sender': 'person'" in text
     assert "forged" not in text
+    # And the stamp carries the name JupyterLab shows for that person, for cards to name
+    assert "'display_name': '" in text
 
 
 async def test_every_step_of_held_code_is_journaled(
