@@ -91,6 +91,7 @@ def test_a_person_approves_in_the_card_and_the_next_call_runs_once(
     expect(card.get_by_role("textbox", name="Reason")).to_be_editable()
     expect(card.locator(".jpa-status")).to_contain_text("Waiting for a person")
     expect(clock).not_to_have_text(clock.inner_text())  # it counts down while it is read
+    expect(button(card, "Approve")).to_be_enabled()  # the documentation shows it answerable
     save_screenshot(card, "approve-1-card-pending", doc=True)
 
     # And the short fingerprint is the start of the full one the agent gets as text

@@ -17,7 +17,7 @@ import nbformat
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
-from tests.e2e.lab import CARD, LabServer, NotebookPage, Sidebar, save_screenshot
+from tests.e2e.lab import CARD, DOC_IMAGES, LabServer, NotebookPage, Sidebar, save_screenshot
 
 pytestmark = pytest.mark.e2e
 
@@ -167,7 +167,12 @@ def test_every_operation_shows_its_headline_counts_without_scrolling(
         expect(row_headline).to_be_visible()
         _assert_visible_without_scrolling(row_headline, f"sidebar row of {action}")
         assert row_headline.inner_text() == headline.inner_text(), action
-    save_screenshot(wide_page, "previews-every-operation")
+    http_card = nb.card(1 + [action for action, _ in CALLS].index("http.request"))
+    http_card.scroll_into_view_if_needed()
+    expect(http_card.get_by_role("button", name="Approve", exact=True)).to_be_enabled()
+    save_screenshot(
+        wide_page, "previews-every-operation", doc=True, doc_path=DOC_IMAGES / "previews.png"
+    )
     # And in the sidebar every file name stays whole: a path wraps only at its separators
     for name in ("report.txt", "orders.csv"):
         broken = sidebar.panel.evaluate(WORD_BROKEN, name)
