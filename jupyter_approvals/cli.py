@@ -141,7 +141,8 @@ _COLUMNS: tuple[tuple[str, int], ...] = (
 def _cells(entry: dict[str, Any]) -> list[str]:
     when = str(entry.get("time", "")).replace("T", " ")[:19]
     latency = entry.get("latency_ms")
-    why = entry.get("code") or entry.get("reason") or entry.get("error") or ""
+    # A person's reason says more than the code it came with (a rejection carries both).
+    why = entry.get("reason") or entry.get("code") or entry.get("error") or ""
     return [
         _clean(value)
         for value in (

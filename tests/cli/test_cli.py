@@ -108,6 +108,7 @@ def write_journal(project: Path, state_dir: Path) -> Journal:
                 "channel": "sidebar",
                 "latency_ms": 5100,
                 "reason": "not on main",
+                "code": "APPROVAL_REJECTED",  # as the kernel records a rejection
                 "summary": "Push to origin/main",
             },
         ),
