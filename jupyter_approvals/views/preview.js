@@ -7,6 +7,14 @@
 
 const PATH_BREAK = /([/\\])/;
 
+// Class names are made only from these known values: a kernel's document could carry others
+// (the server checks the shape of what the sidebar gets, nobody checks a card's), and a value
+// must never choose a class of the page's own.
+const TONES = new Set(["added", "removed", "changed", "neutral"]);
+const LINE_OPS = new Set(["context", "added", "removed"]);
+const ROW_CHANGES = new Set(["added", "removed", "changed", "same"]);
+const known = (set, value, fallback) => (set.has(value) ? value : fallback);
+
 function node(tag, className, text) {
   const made = document.createElement(tag);
   if (className) made.className = className;
@@ -43,13 +51,15 @@ const TOKENS = {
 };
 
 function highlighted(text, language) {
-  const out = node("code", `jpa-sp-code-text language-${language}`);
-  const pattern = TOKENS[language];
+  const pattern = Object.hasOwn(TOKENS, language) ? TOKENS[language] : null;
+  const out = node("code", `jpa-sp-code-text${pattern ? ` language-${language}` : ""}`);
   if (!pattern) {
     out.textContent = text;
     return out;
   }
-  const keywords = KEYWORD_SETS[language] || new Set(["true", "false", "null"]);
+  const keywords = Object.hasOwn(KEYWORD_SETS, language)
+    ? KEYWORD_SETS[language]
+    : new Set(["true", "false", "null"]);
   const caseless = language === "sql";
   let at = 0;
   pattern.lastIndex = 0;
@@ -75,7 +85,7 @@ function headline(items) {
   const out = node("div", "jpa-sp-headline");
   out.setAttribute("data-testid", "jpa-sp-headline");
   for (const item of items) {
-    const chip = node("span", `jpa-sp-count jpa-sp-tone-${item.tone || "neutral"}`);
+    const chip = node("span", `jpa-sp-count jpa-sp-tone-${known(TONES, item.tone, "neutral")}`);
     chip.append(node("b", "", Number(item.count).toLocaleString("en-US")), ` ${item.label}`);
     out.appendChild(chip);
   }
@@ -124,8 +134,9 @@ function diff(block) {
     head.appendChild(label);
     table.appendChild(head);
     for (const line of hunk.lines) {
-      const row = node("tr", `jpa-sp-line jpa-sp-${line.op}`);
-      const sign = { added: "+", removed: "−", context: " " }[line.op];
+      const op = known(LINE_OPS, line.op, "context");
+      const row = node("tr", `jpa-sp-line jpa-sp-${op}`);
+      const sign = { added: "+", removed: "−", context: " " }[op];
       row.append(
         node("td", "jpa-sp-lineno", line.old ?? ""),
         node("td", "jpa-sp-lineno", line.new ?? ""),
@@ -154,8 +165,9 @@ function table(block) {
   }
   out.appendChild(head);
   for (const row of block.rows) {
-    const tr = node("tr", `jpa-sp-row jpa-sp-${row.change}`);
-    tr.appendChild(node("td", "jpa-sp-change", { added: "+", removed: "−", changed: "~", same: "" }[row.change]));
+    const change = known(ROW_CHANGES, row.change, "same");
+    const tr = node("tr", `jpa-sp-row jpa-sp-${change}`);
+    tr.appendChild(node("td", "jpa-sp-change", { added: "+", removed: "−", changed: "~", same: "" }[change]));
     for (const cell of row.cells) {
       const td = node("td");
       if ("old" in cell) {
@@ -198,9 +210,9 @@ export function renderStructured(doc) {
   out.dir = "ltr";
   if (doc.headline && doc.headline.length) out.appendChild(headline(doc.headline));
   for (const block of doc.blocks || []) {
-    const section = node("section", `jpa-sp-block jpa-sp-${block.type}-block`);
+    const build = Object.hasOwn(BLOCKS, block.type) ? BLOCKS[block.type] : null;
+    const section = node("section", `jpa-sp-block${build ? ` jpa-sp-${block.type}-block` : ""}`);
     if (block.title) section.appendChild(node("h4", "jpa-sp-title", block.title));
-    const build = BLOCKS[block.type];
     section.appendChild(build ? build(block) : node("div", "jpa-sp-unknown", `(a ${block.type} block this view cannot show; see the text preview)`));
     out.appendChild(section);
   }

@@ -83,6 +83,36 @@ describe('renderStructured', () => {
     expect((window as unknown as { hacked?: number }).hacked).toBeUndefined();
   });
 
+  it('makes class names only from known values', () => {
+    // Given a document whose tone, line op, row change, language and block type are others
+    const doc = tableDoc('4');
+    doc.headline[0].tone = 'lm-mod-hidden' as never;
+    doc.blocks.push(
+      { type: 'code', title: null, language: 'x jp-mod-hidden', text: 'print(1)' },
+      { type: 'x lm-mod-hidden', title: null },
+      {
+        type: 'diff',
+        title: null,
+        old_path: 'a',
+        new_path: 'b',
+        hunks: [
+          {
+            old_start: 1,
+            new_start: 1,
+            lines: [{ op: 'lm-mod-hidden', old: 1, new: 1, parts: [] }]
+          }
+        ]
+      }
+    );
+    (doc.blocks[0].rows as { change: string }[])[0].change = 'lm-mod-hidden';
+    // When rendered
+    const node = renderStructured(doc);
+    // Then no value became a class: unknown ones fall back to neutral ones
+    expect(node.querySelector('.lm-mod-hidden, .jp-mod-hidden')).toBeNull();
+    expect(node.querySelector('.jpa-sp-tone-neutral')).not.toBeNull();
+    expect(node.querySelector('.jpa-sp-unknown')?.textContent).toContain('x lm-mod-hidden');
+  });
+
   it('lets a path wrap after its separators only', () => {
     // When a path is shown
     const path = renderStructured(tableDoc('4')).querySelector('.jpa-sp-path');
