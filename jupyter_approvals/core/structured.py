@@ -47,18 +47,21 @@ class StructuredRefused(ValueError):
     """A structured preview that does not have the documented shape."""
 
 
-def checked_structured(document: object, limit: int, escape: bool = True) -> dict[str, Any] | None:
+def checked_structured(
+    document: object, limit: int, escaped_once: bool = False
+) -> dict[str, Any] | None:
     """``document`` reduced to its documented shape and escaped, or a note if it is too large.
 
     Returns None for no document. A document of another shape raises
     :class:`StructuredRefused`. One whose JSON is longer than ``limit`` characters is replaced
     by a document that only says so: the text preview then carries what the person reads.
-    ``escape=False`` checks the shape of a document a store already escaped (the server
-    re-reading a kernel's listing), which escaping twice would garble.
+    ``escaped_once`` is for a document a store escaped already (the server re-reading a
+    kernel's listing): every hiding character is marked again, but not the markers' bracket,
+    so markers are not garbled and a kernel that skipped the escaping gains nothing.
     """
     if document is None:
         return None
-    token = _ESCAPE.set(make_visible if escape else _unchanged)
+    token = _ESCAPE.set(_escaped_again if escaped_once else make_visible)
     try:
         kept = _document(document)
     finally:
@@ -80,7 +83,8 @@ def checked_structured(document: object, limit: int, escape: bool = True) -> dic
 
 def _document(value: object) -> dict[str, Any]:
     doc = _mapping(value, "the structured preview")
-    if doc.get("version") != STRUCTURED_VERSION:
+    version = doc.get("version")
+    if type(version) is not int or version != STRUCTURED_VERSION:
         raise StructuredRefused(f"version must be {STRUCTURED_VERSION}")
     return {
         "version": STRUCTURED_VERSION,
@@ -93,9 +97,7 @@ def _document(value: object) -> dict[str, Any]:
 
 def _count(value: object) -> dict[str, Any]:
     item = _mapping(value, "a headline count")
-    tone = item.get("tone", "neutral")
-    if tone not in TONES:
-        raise StructuredRefused(f"headline tone {str(tone)[:20]!r} is not one of {sorted(TONES)}")
+    tone = _choice(item.get("tone", "neutral"), TONES, "headline tone")
     return {
         "label": _text(item.get("label"), "label"),
         "count": _int(item.get("count")),
@@ -141,11 +143,7 @@ def _request(block: dict[str, Any]) -> dict[str, Any]:
 
 
 def _code(block: dict[str, Any]) -> dict[str, Any]:
-    language = block.get("language", "text")
-    if language not in LANGUAGES:
-        raise StructuredRefused(
-            f"language {str(language)[:20]!r} is not one of {sorted(LANGUAGES)}"
-        )
+    language = _choice(block.get("language", "text"), LANGUAGES, "language")
     return {"language": language, "text": _text(block.get("text"), "code")}
 
 
@@ -156,11 +154,7 @@ def _diff(block: dict[str, Any]) -> dict[str, Any]:
         lines = []
         for raw in _items(hunk.get("lines"), "lines"):
             line = _mapping(raw, "a diff line")
-            op = line.get("op")
-            if op not in LINE_OPS:
-                raise StructuredRefused(
-                    f"diff line op {str(op)[:20]!r} is not one of {sorted(LINE_OPS)}"
-                )
+            op = _choice(line.get("op"), LINE_OPS, "diff line op")
             lines.append(
                 {
                     "op": op,
@@ -202,11 +196,7 @@ def _table(block: dict[str, Any]) -> dict[str, Any]:
     rows = []
     for value in _items(block.get("rows"), "rows"):
         row = _mapping(value, "a row")
-        change = row.get("change", "same")
-        if change not in ROW_CHANGES:
-            raise StructuredRefused(
-                f"row change {str(change)[:20]!r} is not one of {sorted(ROW_CHANGES)}"
-            )
+        change = _choice(row.get("change", "same"), ROW_CHANGES, "row change")
         cells = [_cell(cell) for cell in _items(row.get("cells"), "cells")]
         if len(cells) != len(columns):
             raise StructuredRefused("a row must have one cell per column")
@@ -250,6 +240,13 @@ _BLOCKS = {
 }
 
 
+def _choice(value: object, allowed: frozenset[str], what: str) -> str:
+    # A list or a dict is no member of a set of strings, and must not raise TypeError asking.
+    if not isinstance(value, str) or value not in allowed:
+        raise StructuredRefused(f"{what} {str(value)[:20]!r} is not one of {sorted(allowed)}")
+    return value
+
+
 def _mapping(value: object, what: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise StructuredRefused(f"{what} must be an object")
@@ -264,8 +261,8 @@ def _items(value: object, what: str) -> list[Any]:
     return list(value)
 
 
-def _unchanged(text: str) -> str:
-    return text
+def _escaped_again(text: str) -> str:
+    return make_visible(text, mark_bracket=False)
 
 
 # How strings are written: escaped (a store keeping a new document) or as they are (a shape

@@ -44,26 +44,35 @@ _HIDING_RANGES = (
     "\U000e0000-\U000e0fff"  # tag characters and the variation selectors supplement
     "\U000f0000-\U0010ffff"  # supplementary private use
     "\u2800"  # braille pattern blank, drawn as empty space
-    "\u27e6"  # the marker's own opening bracket
 )
+#: The marker's own opening bracket, marked too where text is escaped the first time.
+_BRACKET = "\u27e6"
 #: A run of more combining marks than this on one character is written as markers: a tall
 #: stack of marks ("zalgo" text) can cover the lines around it.
 MAX_COMBINING_RUN = 4
 _LINE_BREAKS = "\t\n"
-_KEEPING_LINES = re.compile(f"[{_HIDING_RANGES}]")
-_ONE_LINE = re.compile(f"[{_HIDING_RANGES}{_LINE_BREAKS}]")
+_PATTERNS = {
+    (keep_lines, mark_bracket): re.compile(
+        f"[{_HIDING_RANGES}{_BRACKET if mark_bracket else ''}{'' if keep_lines else _LINE_BREAKS}]"
+    )
+    for keep_lines in (True, False)
+    for mark_bracket in (True, False)
+}
 
 
 def _marker(match: re.Match[str]) -> str:
     return f"⟦U+{ord(match.group()):04X}⟧"
 
 
-def make_visible(text: str, keep_lines: bool = True) -> str:
+def make_visible(text: str, keep_lines: bool = True, mark_bracket: bool = True) -> str:
     """``text`` with every hiding character shown as a ``⟦U+XXXX⟧`` marker.
 
     Tab and newline stay as they are when ``keep_lines`` (a preview); a summary is one line.
+    ``mark_bracket=False`` leaves the marker's bracket as it is: for text escaped once already
+    (what a kernel published), which escaping again must not garble; every hiding character is
+    still marked.
     """
-    marked = (_KEEPING_LINES if keep_lines else _ONE_LINE).sub(_marker, text)
+    marked = _PATTERNS[keep_lines, mark_bracket].sub(_marker, text)
     if marked.isascii():
         return marked
     # The ranges above catch the common cases at regex speed; this catches the rest by

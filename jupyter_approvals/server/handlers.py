@@ -23,8 +23,7 @@ from tornado import web
 
 from ..core import errors
 from ..core.decision import check_decision
-from ..core.policy import MAX_STRUCTURED_CHARS, Limits
-from ..core.structured import StructuredRefused, checked_structured
+from ..core.policy import Limits
 from ..doctor.report import Check
 from . import sessions
 from .agent_identity import GATE_SETTING, is_agent
@@ -182,10 +181,6 @@ class PendingHandler(ApprovalsHandler):
             item["notebook_path"] = _relative(path, root)
             item["decide_url"] = f"{API_PREFIX}/pending/{item['kernel_id']}/{item['id']}"
             item.setdefault("held_at", "kernel")
-            # A kernel runs code anyone with a cell can write: the shape of its structured
-            # preview is checked again here, so the sidebar only ever gets the documented
-            # shape (its store escaped the strings; escaping again would garble them).
-            item["structured"] = _structured_or_none(item.get("structured"))
 
         rows, listing = await self.links.snapshot()
         # The newest decision anywhere (a card, the sidebar, held code), for the sidebar.
@@ -196,13 +191,6 @@ class PendingHandler(ApprovalsHandler):
         rendered: PendingRows = self.settings[PENDING_ROWS_SETTING]
         self.set_header("Content-Type", "application/json")
         self.finish(rendered.body(held, keyed, listing, decorate))
-
-
-def _structured_or_none(document: object) -> dict[str, Any] | None:
-    try:
-        return checked_structured(document, MAX_STRUCTURED_CHARS, escape=False)
-    except StructuredRefused:
-        return None
 
 
 class DoctorHandler(ApprovalsHandler):

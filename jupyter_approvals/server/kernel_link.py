@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 import time
 import uuid
 from typing import Any
 
-from ..core.policy import MIN_ANSWER_CEILING_S, MIN_ANSWER_S
 from ..core.protocol import COMM_TARGET, MARKER_COMM_PREFIX
+from .listing_shape import well_formed
 
 
 class KernelUnavailable(Exception):
@@ -109,7 +108,7 @@ class KernelLink:
     def _heard_listing(self, data: dict[str, Any], process: object) -> None:
         # Code in the kernel can publish anything on its iopub: keep only what has the
         # listing's shape, so one kernel's message can spoil nothing but its own rows.
-        self.listing = _well_formed(data)
+        self.listing = well_formed(data)
         self.heard_at = time.monotonic()
         self.approvals = True
         self._listings += 1
@@ -305,61 +304,6 @@ class KernelLink:
             waiter.future.set_result({"msg_type": msg["msg_type"], "content": msg["content"]})
 
 
-_REQUEST_ID = re.compile(r"[0-9a-f]{16}")
-_DECIDED_FIELDS = ("id", "action", "summary", "status", "channel", "decided_at")
-
-
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _floor_ms(value: object) -> int:
-    """A kernel's reading floor as it published it, never below the promised one second (a
-    kernel cannot make the sidebar's buttons wait less than that, nor past the ceiling)."""
-    floor = round(MIN_ANSWER_S * 1000)
-    if type(value) is not int:
-        return floor
-    return min(max(value, floor), round(MIN_ANSWER_CEILING_S * 1000))
-
-
-def _well_formed(data: dict[str, Any]) -> dict[str, Any]:
-    """The fields of a ``pending``/``changed`` message that have their documented types
-    (docs/protocol.md 3.1): requests as objects with a request id, text as text."""
-    requests = data.get("requests")
-    journal = data.get("journal")
-    awaited = data.get("awaited")
-    decided = data.get("decided")
-    return {
-        "kernel_id": _text(data.get("kernel_id")),
-        "notebook_path": _text(data.get("notebook_path")),
-        "protocol": data.get("protocol") if isinstance(data.get("protocol"), int) else None,
-        "requests": [
-            request
-            for request in (requests if isinstance(requests, list) else [])
-            if isinstance(request, dict)
-            and isinstance(request.get("id"), str)
-            and _REQUEST_ID.fullmatch(request["id"])
-        ],
-        "journal": {
-            "path": _text(journal.get("path")),
-            "error": _text(journal.get("error")),
-        }
-        if isinstance(journal, dict)
-        else {"path": None, "error": None},
-        "awaited": [a for a in awaited if isinstance(a, str)] if isinstance(awaited, list) else [],
-        "min_answer_ms": _floor_ms(data.get("min_answer_ms")),
-        "decided": [
-            {key: _text(entry.get(key)) for key in _DECIDED_FIELDS}
-            for entry in (decided if isinstance(decided, list) else [])
-            if isinstance(entry, dict)
-            and isinstance(entry.get("id"), str)
-            and _REQUEST_ID.fullmatch(entry["id"])
-            and isinstance(entry.get("decided_at"), str)
-        ],
-    }
-
-
-# Which reply op answers which request op (the kernel also publishes "changed" meanwhile).
 _REPLY_OPS = {"list": {"pending"}, "decide": {"decided"}}
 
 

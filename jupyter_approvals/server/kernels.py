@@ -303,7 +303,7 @@ class KernelLinks:
             if kernel_busy:
                 busy.append(kernel_id)
             decide_now = not kernel_busy or link.awaited()
-            # The listing has its documented shape (kernel_link._well_formed).
+            # The listing has its documented shape (listing_shape.well_formed).
             for request in link.listing["requests"]:
                 item = {
                     **request,

@@ -173,3 +173,18 @@ def test_a_count_of_one_reads_in_the_singular(label, singular):
     # Then the one is singular, the two plural
     labels = [item["label"] for item in built.document()["headline"]]
     assert labels == [singular, label]
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"version": 1, "headline": [{"label": "x", "count": 1, "tone": []}]},
+        {"version": 1, "blocks": [{"type": "code", "title": None, "language": {}, "text": ""}]},
+        {"version": True},
+    ],
+)
+def test_values_of_another_type_are_refused_with_the_shape_error(document):
+    # When a value that cannot even be looked up in the allowed set is checked
+    # Then it is the shape's refusal (APPROVAL_INVALID_PREVIEW upstream), not a TypeError
+    with pytest.raises(StructuredRefused):
+        checked_structured(document, 64_000)
