@@ -6,15 +6,17 @@ A ready operation describes its change twice in one pass: as lines of :class:`.P
 numbers and changed words, tables of old and new values, highlighted code). The shape is the
 one :mod:`jupyter_approvals.core.structured` checks and docs/protocol.md 4.1 documents.
 
-Like the text, the structured preview is bounded: every string is cut at the text's line
-budget and announced, and once :data:`STRUCTURED_BUDGET` characters are spent every further
-entry is counted, not kept, and listed in ``left_out``. The fingerprint covers everything,
+Like the text, the structured preview is bounded: every string but a code block's lines
+(code is judged to the character) is cut at the text's line budget and announced, and once
+:data:`STRUCTURED_BUDGET` characters (of the escaped JSON) are spent every further entry is
+counted, not kept, and listed in ``left_out``. The fingerprint covers everything,
 whatever either preview leaves out.
 """
 
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -31,6 +33,7 @@ STRUCTURED_BUDGET = 48_000
 # What one entry and each of its strings cost besides the characters: keys, quotes, brackets
 # (estimates kept on the high side, so the budget holds for the real JSON).
 _ENTRY_COST = 64
+_RESERVE = 1_000
 _STRING_COST = 32
 
 
@@ -46,7 +49,8 @@ class StructuredPreview:
 
     def __init__(self, budget: int = STRUCTURED_BUDGET) -> None:
         self.budget = budget
-        self._used = 0
+        # The document's frame and its left_out entries are written last: room kept for them.
+        self._used = _RESERVE
         self._headline: list[dict[str, Any]] = []
         self._blocks: list[dict[str, Any]] = []
         self._left_out: dict[str, int] = {}
@@ -81,17 +85,21 @@ class StructuredPreview:
         return True
 
     def left_out(self, count: int, kind: str) -> None:
-        """Record that ``count`` more ``kind`` exist that the preview does not show."""
+        """Record that ``count`` more ``kind`` (plural) exist that the preview does not show."""
         if count > 0:
             self._left_out[kind] = self._left_out.get(kind, 0) + count
 
     def note(self, text: str) -> None:
         """A sentence always shown after the blocks (a skipped computation, a limit reached)."""
-        self._notes.append(clip(text))
+        text = clip(text)
+        self._used += _ENTRY_COST + len(text)  # always kept, so always charged
+        self._notes.append(text)
 
     def count(self, label: str, count: int, tone: str = "neutral") -> None:
         """A headline count ("3 rows added"), shown before every block. ``label`` is plural;
         for a count of 1 its first plural word is made singular ("1 row added")."""
+        count = operator.index(count)  # a numpy integer becomes an int the shape allows
+        self._used += _ENTRY_COST + len(label)  # always kept, so always charged
         self._headline.append(
             {"label": label if count != 1 else _singular(label), "count": count, "tone": tone}
         )
@@ -142,7 +150,8 @@ class StructuredPreview:
         used = 0
         kept = 0
         for line in lines:
-            cost = len(json.dumps(make_visible(line), ensure_ascii=False)) - 1  # quotes; + "\n"
+            # As the store keeps it: escaped and JSON-quoted (the quotes pay for the "\n").
+            cost = len(json.dumps(make_visible(line), ensure_ascii=False))
             if used + cost > room:
                 break
             used += cost
@@ -178,6 +187,8 @@ class StructuredPreview:
         self, columns: Sequence[tuple[str, str | None, bool]], title: str | None = None
     ) -> TableBlock | None:
         """A small table of ``(name, type, is_key)`` columns to fill with rows."""
+        if not self.spend(*(f"{n}{t or ''}" for n, t, _ in columns), kind="blocks"):
+            return None
         block = self._block(
             "table",
             title,
@@ -192,7 +203,10 @@ class StructuredPreview:
             "version": STRUCTURED_VERSION,
             "headline": list(self._headline),
             "blocks": list(self._blocks),
-            "left_out": [{"kind": k, "count": c} for k, c in self._left_out.items()],
+            "left_out": [
+                {"kind": k if c != 1 else _singular(k), "count": c}
+                for k, c in self._left_out.items()
+            ],
             "notes": list(self._notes),
         }
 

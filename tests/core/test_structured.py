@@ -188,3 +188,19 @@ def test_values_of_another_type_are_refused_with_the_shape_error(document):
     # Then it is the shape's refusal (APPROVAL_INVALID_PREVIEW upstream), not a TypeError
     with pytest.raises(StructuredRefused):
         checked_structured(document, 64_000)
+
+
+def test_code_of_many_short_lines_stays_within_the_budget():
+    # Given 40,000 one-character lines of code, with counts and a note besides
+    built = StructuredPreview()
+    built.count("lines of code", 40_000)
+    built.code("\n".join("x" for _ in range(40_000)), "python")
+    built.note("a note")
+    # When the store checks it
+    kept = checked_structured(built.document(), 64_000)
+    # Then it is kept (not replaced by the over-the-limit note), within the builder's budget,
+    # and the lines left out are counted
+    assert kept is not None
+    assert kept["blocks"][0]["text"].startswith("x\nx")
+    assert len(json.dumps(kept, ensure_ascii=False, separators=(",", ":"))) <= STRUCTURED_BUDGET
+    assert kept["left_out"][0]["kind"] == "code lines"

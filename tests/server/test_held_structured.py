@@ -63,7 +63,7 @@ def test_held_code_is_a_python_block_after_who_runs_it_where(hold, root):
     assert isinstance(info, RequestInfo)  # pending, not let through
     document = checked(info.structured)
     # Then the headline counts the code's lines and the expressions
-    assert headline(document) == {"lines of code": 3, "user expressions": 1}
+    assert headline(document) == {"lines of code": 3, "user expression": 1}
     # And the facts name the agent, the notebook (as a path), the kernel and the unusual flag
     assert facts(document) == {
         "agent": "bot",
@@ -105,7 +105,7 @@ def test_an_overwrite_by_an_agent_is_a_diff_with_changed_words(hold, root):
     assert write is not None
     document = checked(write.structured)
     # Then the counts, the file and the changed value are there
-    assert headline(document) == {"lines added": 1, "lines removed": 1}
+    assert headline(document) == {"line added": 1, "line removed": 1}
     assert facts(document)["file"] == "data.csv"
     [diff] = blocks(document, "diff")
     changed = [line for line in diff["hunks"][0]["lines"] if line["op"] == "added"]
