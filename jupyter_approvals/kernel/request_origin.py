@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.model import Origin
+from ..core.visible import make_visible
 from . import frontend
 
 
@@ -47,12 +48,25 @@ def call_origin(shell: Any, kernel: str | None, notebook: str | None) -> Origin:
         cell_id=context["cell_id"],
         # JupyterLab 4 sends no username in its headers: then the person the server
         # stamped the message with (docs/protocol.md 7.4). Either is a hint, not identity.
-        username=context["username"] or context["person"],
-        session=context["session"],
+        username=_shown(context["username"] or context["person"]),
+        session=_shown(context["session"]),
         agent=context["agent"],
         execution_count=execution_count(shell, context["cell_id"]),
-        display_name=context["person_name"],
+        display_name=_shown(context["person_name"]),
     )
+
+
+#: Characters of a claimed name kept: it is shown on one line of the card.
+NAME_CHARS = 100
+
+
+def _shown(claimed: str | None) -> str | None:
+    """A name a client or a stamp claims, as cards, listings and the journal show it: one line,
+    every hiding character marked, at most NAME_CHARS characters."""
+    if claimed is None:
+        return None
+    visible = make_visible(claimed, keep_lines=False)
+    return visible if len(visible) <= NAME_CHARS else visible[: NAME_CHARS - 1] + "…"
 
 
 def execution_count(shell: Any, cell_id: str | None) -> int | None:

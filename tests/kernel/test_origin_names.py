@@ -37,3 +37,18 @@ def test_the_card_names_the_stamped_persons_display_name(frontend):
     # Then its card names the person as JupyterLab shows them, still marked as claimed
     origin = frontend.cards()[-1].state["origin"]
     assert origin.endswith(", run by Ana Lima (claimed)"), origin
+
+
+def test_a_claimed_name_is_shown_on_one_line_with_its_hiding_characters_marked(frontend):
+    # Given a client claiming a username with a right-to-left override, a line break and
+    # a thousand characters
+    frontend.client.session.username = "ana\u202e\nadmin" + "x" * 1000
+    run(frontend, SETUP)
+    # When its call asks for approval
+    assert run(frontend, "save('x', 'x.txt')").ename == "ApprovalPending"
+    # Then the card shows the name marked and cut, on the card's one line
+    origin = frontend.cards()[-1].state["origin"]
+    assert "run by ana⟦U+202E⟧⟦U+000A⟧adminxxx" in origin
+    assert "\u202e" not in origin
+    assert "\n" not in origin
+    assert len(origin) < 300
