@@ -70,8 +70,8 @@ function render({ model, el: root }) {
   const fullSize = el("button", "jpa-link jpa-full-size", "open full size");
   fullSize.title = "Open this preview in a tab of the main area";
   fullSize.addEventListener("click", () => {
-    const detail = { request_id: model.get("request_id") };
-    for (const name of SHOWN) detail[name] = model.get(name);
+    // It names the request; the sidebar shows its own row of it, as the server listed it.
+    const detail = { request_id: model.get("request_id"), fingerprint: model.get("fingerprint") };
     window.dispatchEvent(new CustomEvent(OPEN_PREVIEW_EVENT, { detail }));
   });
   fullSize.style.display = window[OPEN_PREVIEW_EVENT] ? "" : "none";

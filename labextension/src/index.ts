@@ -12,7 +12,8 @@ import { ApprovalsModel } from './model';
 import { openRequestingCell } from './openCell';
 import { ApprovalsPanel } from './panel';
 import { NewRequestNotifier } from './notify';
-import { OPEN_PREVIEW_EVENT, PreviewPanel, previewOfCard } from './previewPanel';
+import { OPEN_PREVIEW_EVENT, listedRequest, previewPanelId } from './openPreview';
+import { PreviewPanel } from './previewPanel';
 import { IItemHandlers, isOpenable } from './pendingItem';
 import { IApprovalsModel } from './tokens';
 
@@ -58,7 +59,7 @@ const plugin: JupyterFrontEndPlugin<IApprovalsModel> = {
           .catch(reason => console.error('jupyter-approvals: cannot open', path, reason));
       },
       openPreview: item => {
-        const id = `jpa-preview-${item.id}`;
+        const id = previewPanelId(item);
         const open = Array.from(app.shell.widgets('main')).find(widget => widget.id === id);
         if (!open) {
           app.shell.add(new PreviewPanel(item), 'main');
@@ -66,12 +67,21 @@ const plugin: JupyterFrontEndPlugin<IApprovalsModel> = {
         app.shell.activateById(id);
       }
     };
-    // A card's "open full size" (the card cannot reach the shell): the same tab, from what
-    // the card shows. Display only; deciding stays in the card and the sidebar.
+    // A card's "open full size" (the card cannot reach the shell): the event only names
+    // the request; the tab shows the sidebar's own row of it, as the server listed it, so a
+    // script on the page sending the event can show nothing of its own. Display only.
     window.addEventListener(OPEN_PREVIEW_EVENT, event => {
-      const shown = (event as CustomEvent).detail;
-      if (shown && typeof shown.request_id === 'string') {
-        handlers.openPreview?.(previewOfCard(shown));
+      const detail = (event as CustomEvent).detail;
+      const open = (): boolean => {
+        const item = listedRequest(model, detail);
+        if (item) {
+          handlers.openPreview?.(item);
+        }
+        return !!item;
+      };
+      if (!open()) {
+        // A request newer than the last poll: ask once more, then open it if it is listed.
+        void model.refresh().then(open);
       }
     });
     (window as unknown as Record<string, boolean>)[OPEN_PREVIEW_EVENT] = true;

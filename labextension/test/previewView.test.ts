@@ -5,8 +5,9 @@ import { describe, expect, it } from 'vitest';
 
 import { IStructuredPreview, renderStructured } from '../../jupyter_approvals/views/preview.js';
 import { PendingItem } from '../src/pendingItem';
+import { listedRequest } from '../src/openPreview';
 import { PreviewBody } from '../src/previewView';
-import { IPendingRequest } from '../src/tokens';
+import { IApprovalsModel, IPendingRequest } from '../src/tokens';
 
 const HOSTILE = '<img src=x onerror="window.hacked=1"><script>window.hacked=2</script>';
 
@@ -174,5 +175,29 @@ describe('PendingItem with a structured preview', () => {
     // Then the very same nodes remain, and the preview starts expanded
     expect(item.node.querySelector('[data-testid="jpa-structured"]')).toBe(drawn);
     expect((item.node.querySelector('details') as HTMLDetailsElement).open).toBe(true);
+  });
+});
+
+describe('listedRequest', () => {
+  const listed = request(tableDoc('4'));
+  const model = {
+    keys: ['k1/' + listed.id],
+    get: (key: string) => (key === 'k1/' + listed.id ? listed : undefined)
+  } as unknown as IApprovalsModel;
+
+  it('finds the row the server listed for the request a card names', () => {
+    // When a card's event names a listed request and its fingerprint
+    const found = listedRequest(model, { request_id: listed.id, fingerprint: listed.fingerprint });
+    // Then the tab will show the listed row, not what the event carries
+    expect(found).toBe(listed);
+  });
+
+  it('ignores an event naming no listed request, or another fingerprint', () => {
+    // When a script on the page sends the event with content of its own
+    const forged = { request_id: listed.id, fingerprint: 'sha256:' + 'b'.repeat(64) };
+    // Then nothing is found, so no tab opens
+    expect(listedRequest(model, forged)).toBeUndefined();
+    expect(listedRequest(model, { request_id: 'ffffffffffffffff' })).toBeUndefined();
+    expect(listedRequest(model, 'not an object')).toBeUndefined();
   });
 });
