@@ -50,6 +50,11 @@ class Limits:
     max_reason_chars: int = MAX_REASON_CHARS
     max_ended_kept: int = MAX_ENDED_KEPT
 
+    @property
+    def min_answer_ms(self) -> int:
+        """The reading floor in whole milliseconds, as frontends are told it."""
+        return round(self.min_answer_s * 1000)
+
 
 @dataclass(frozen=True)
 class IgnoredSetting:

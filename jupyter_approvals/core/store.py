@@ -160,7 +160,7 @@ class ApprovalStore(EventedState[RequestInfo], StoreViews):
                 self._emit("auto_answered", request, attempted=answer)
                 raise errors.ApprovalAutoAnswered(
                     f"The answer came {latency_ms} ms after the request was shown, faster than "
-                    f"a person reads ({int(self.limits.min_answer_s * 1000)} ms minimum). It "
+                    f"a person reads ({self.limits.min_answer_ms} ms minimum). It "
                     "counts as no answer and nothing will run.",
                     request_id=request_id,
                     latency_ms=latency_ms,

@@ -79,6 +79,7 @@ function render({ model, el: root }) {
   const omitted = el("div", "jpa-omitted");
   details.append(detailsSummary, fullSize, textToggle, body, pre, omitted);
   let renderedDoc;
+  let failedDoc = null;
 
   const actions = el("div", "jpa-actions");
   const reason = el("input", "jpa-reason");
@@ -149,13 +150,23 @@ function render({ model, el: root }) {
     fpValue.textContent = fullShown ? fp : short(fp);
     fpToggle.textContent = fullShown ? "show short" : "show full";
     pre.textContent = model.get("preview") || "(no preview)";
-    const doc = model.get("structured");
+    let doc = model.get("structured");
+    if (doc !== renderedDoc) {
+      let drawn = null;
+      try {
+        drawn = doc ? renderStructured(doc) : null;
+      } catch (error) {
+        // Not of the documented shape (code in a kernel can send a card anything):
+        // the card shows the text form, and its buttons keep working.
+        console.warn("jupyter-approvals: a structured preview that cannot be shown", error);
+      }
+      body.replaceChildren(...(drawn ? [drawn] : []));
+      renderedDoc = doc;
+      failedDoc = drawn || !doc ? null : doc;
+    }
+    if (doc === failedDoc) doc = null;
     textToggle.style.display = doc ? "" : "none";
     textToggle.textContent = asText ? "show structured" : "show as text";
-    if (doc !== renderedDoc) {
-      body.replaceChildren(...(doc ? [renderStructured(doc)] : []));
-      renderedDoc = doc;
-    }
     body.style.display = doc && !asText ? "" : "none";
     pre.style.display = doc && !asText ? "none" : "";
     omitted.style.display = pre.style.display;

@@ -77,7 +77,9 @@ class ApprovalCard(anywidget.AnyWidget):
     preview = Unicode(help="The bounded preview of the change.").tag(sync=True)
     preview_omitted = Int(0, help="Characters of the preview left out.").tag(sync=True)
     structured = Dict(
-        None, allow_none=True, help="The structured preview (docs/protocol.md 4.1), if any."
+        default_value=None,
+        allow_none=True,
+        help="The structured preview (docs/protocol.md 4.1), if any.",
     ).tag(sync=True)
     fingerprint = Unicode(help="sha256 fingerprint of exactly what will run.").tag(sync=True)
     function = Unicode(help="The protected function that will run.").tag(sync=True)
@@ -117,7 +119,7 @@ class ApprovalCard(anywidget.AnyWidget):
             structured=info.structured,
             fingerprint=info.fingerprint,
             function=info.function,
-            min_answer_ms=int(min_answer_s * 1000),
+            min_answer_ms=round(min_answer_s * 1000),
         )
         self.refresh(info)
         self.on_msg(self._on_frontend_message)

@@ -220,7 +220,7 @@ class KernelSession:
             "awaited": self._waiters.awaited(),
             "decided": decided_recently(self.store.live() + self.store.recent()),
             # The reading floor in force here, so a frontend's buttons wait as long as it.
-            "min_answer_ms": round(self.limits.min_answer_s * 1000),
+            "min_answer_ms": self.limits.min_answer_ms,
         }
 
     def _on_event(self, event: str, info: RequestInfo, fields: dict[str, Any]) -> None:

@@ -213,7 +213,7 @@ class AgentHold:
             "requested_by": f"agent {info.origin.agent}",
             "held_at": "server",
             "decide_url": f"{API_PREFIX}/held/{info.id}",
-            "min_answer_ms": round(self.limits.min_answer_s * 1000),
+            "min_answer_ms": self.limits.min_answer_ms,
         }
 
     def decide(

@@ -52,8 +52,8 @@ def write_summary(path: str, data: bytes, encoding: str) -> str:
 def write_preview(path: str, data: bytes, encoding: str) -> Preview:
     preview = PreviewText()
     structured = StructuredPreview()
-    # Peeked, not recalled: the summary may be rendered after the preview and reads it too
-    # (the gate forgets it when the call ends).
+    # Peeked, not recalled: the summary reads the same reading (the gate renders it first,
+    # and forgets the reading when the call ends).
     state: FileState = peek(("write", path)) or _read_for_write(path)
     exists = state.mode is not None
     verb = "Replace" if exists else "Create"
