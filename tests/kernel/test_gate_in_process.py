@@ -338,3 +338,49 @@ def test_a_path_like_that_changes_its_answer_is_read_once(session, tmp_path: Pat
     # Then the file written is the one the card named, and the other was never touched
     assert (tmp_path / "notes.txt").read_text() == "new"
     assert (tmp_path / "precious.csv").read_text() == "keep me"
+
+
+def test_a_preview_function_returning_a_malformed_structured_preview_is_refused(session):
+    from jupyter_approvals.core.structured import Preview
+
+    # Given a protected function whose preview returns a structured form of another shape
+    runs = []
+
+    @ja.protected(
+        "demo.run",
+        preview=lambda n: Preview(f"run {n}", {"version": 1, "blocks": [{"type": "html"}]}),
+    )
+    def run_it(n):
+        runs.append(n)
+
+    # When it is called
+    with pytest.raises(errors.ApprovalInvalidPreview) as refused:
+        run_it(1)
+    # Then the code says why, no request was opened, nothing ran
+    assert refused.value.code == "APPROVAL_INVALID_PREVIEW"
+    assert "block type 'html'" in refused.value.message
+    assert session.store.pending() == []
+    assert runs == []
+
+
+def test_a_preview_function_may_return_a_structured_preview_beside_its_text(session):
+    from jupyter_approvals.core.structured import Preview
+    from jupyter_approvals.previews.structured import StructuredPreview
+
+    # Given a protected function whose preview has a structured form
+    def preview(n):
+        built = StructuredPreview()
+        built.count("rows added", n, "added")
+        return Preview(f"add {n} rows", built.document())
+
+    @ja.protected("demo.add", preview=preview)
+    def add(n):
+        return n
+
+    # When it asks for approval
+    with pytest.raises(ja.ApprovalPending):
+        add(3)
+    # Then the request carries both forms
+    [info] = session.store.pending()
+    assert info.preview == "add 3 rows"
+    assert info.structured["headline"] == [{"label": "rows added", "count": 3, "tone": "added"}]
