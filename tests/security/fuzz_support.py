@@ -230,7 +230,8 @@ _EXTRA_NAMES = st.one_of(
 )
 
 _FIELDS = ("op", "id", "decision", "fingerprint", "reason")
-#: A shown field changed by one invisible step (a zero-width space, or one more).
+#: A shown field changed by one invisible step (a zero-width space, one more, or for the
+#: structured preview another document around it).
 _TWEAK = "<tweak>"
 
 #: Reasons a person could type: any text within the limit, unicode of every category
@@ -391,8 +392,10 @@ def build(m: Mutation, target: Target, other: Target, card: bool = False) -> dic
                 shown[name] = value
             elif isinstance(shown[name], int):
                 shown[name] += 1
-            else:
+            elif isinstance(shown[name], str):
                 shown[name] += "\u200b"
+            else:  # the structured preview (or its absence): another document
+                shown[name] = {"version": 1, "shown": shown[name], "notes": ["\u200b"]}
         if not m.drop_shown:
             message["shown"] = shown
     return message
@@ -472,6 +475,12 @@ def _same_json(a: object, b: object) -> bool:
 class _Events:
     def trigger(self, _name: str) -> None:
         """The comm layer triggers pre/post_execute around handlers; nothing listens here."""
+
+    def register(self, _name: str, _callback: Any) -> None:
+        """The session listens for cells that run again (pre_run_cell); none runs here."""
+
+    def unregister(self, _name: str, _callback: Any) -> None:
+        """A session that ends stops listening."""
 
 
 class _Kernel:
