@@ -40,6 +40,24 @@ with sqlite3.connect("shop.db") as con:
     con.execute("create table if not exists stock(id integer, qty integer)")
     con.execute("delete from stock")
     con.executemany("insert into stock values (?, ?)", [(i, i * 10) for i in range(20)])
+Path("data/old.txt").write_text("to move\\n")
+
+import subprocess
+def git(*args):
+    subprocess.run(["git", "-C", "repo", *args], check=True, capture_output=True)
+subprocess.run(["git", "init", "-q", "-b", "main", "repo"], check=True)
+subprocess.run(["git", "init", "-q", "--bare", "-b", "main", "remote.git"], check=True)
+git("config", "user.name", "Ana Lima")
+git("config", "user.email", "ana@example.org")
+Path("repo/notes.txt").write_text("one\\ntwo\\n")
+git("add", "notes.txt")
+git("commit", "-q", "-m", "first")
+git("remote", "add", "origin", "../remote.git")
+git("push", "-q", "origin", "main")
+Path("repo/notes.txt").write_text("one\\ntwo\\nthree\\n")
+git("commit", "-q", "-am", "second, not pushed yet")
+Path("repo/notes.txt").write_text("one\\n2\\nthree\\n")
+git("add", "notes.txt")
 """
 
 #: One call per ready operation, each left pending: (name, code).
@@ -61,6 +79,14 @@ CALLS = [
         'ops.http_request("POST", "https://example.org/api/upload", json={"rows": 3})',
     ),
     ("file.delete", 'ops.delete_path("data/orders.csv")'),
+    ("file.move", 'ops.move_path("data/old.txt", "data/moved.txt")'),
+    (
+        "table.to_sql",
+        'ops.to_sql(pd.DataFrame({"id": [30, 31], "qty": [1, 2]}), "stock", "sqlite:///shop.db", '
+        'if_exists="append")',
+    ),
+    ("git.commit", 'ops.git_commit("Refresh the notes", repo="repo")'),
+    ("git.push", 'ops.git_push(repo="repo")'),
 ]
 
 HOSTILE_VALUE = '<img src=x onerror="window.hacked=1"><script>window.hacked=2</script>'
