@@ -24,7 +24,14 @@ from ..core.structured import STRUCTURED_VERSION, Preview
 from ..core.visible import make_visible
 from .text import LINE_BUDGET
 
-__all__ = ["STRUCTURED_BUDGET", "Preview", "StructuredPreview", "clip"]
+__all__ = [
+    "SHARE_ITEM_COST",
+    "STRUCTURED_BUDGET",
+    "Preview",
+    "StructuredPreview",
+    "clip",
+    "fitting",
+]
 
 #: JSON characters a structured preview may use; below the store's limit
 #: (``max_structured_chars``) so that nothing is refused there.
@@ -35,6 +42,23 @@ STRUCTURED_BUDGET = 48_000
 _ENTRY_COST = 64
 _RESERVE = 1_000
 _STRING_COST = 32
+
+
+#: What a producer reckons one line or item costs, besides its characters, when it shares the
+#: budget between blocks (an estimate on the high side of what the builder charges).
+SHARE_ITEM_COST = 100
+
+
+def fitting(items: Sequence[str], share: int) -> int:
+    """How many of the first ``items`` to give a block so that it takes at most about ``share``
+    characters of the budget (each reckoned cut at the line budget): producers leave room this
+    way for the blocks that follow a long one."""
+    used = 0
+    for index, item in enumerate(items):
+        used += min(len(item), LINE_BUDGET) + SHARE_ITEM_COST
+        if used > share:
+            return index
+    return len(items)
 
 
 def clip(value: str) -> str:

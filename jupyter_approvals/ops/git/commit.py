@@ -18,8 +18,8 @@ from typing import Any
 from ...core.lease import require_lease
 from ...kernel.gate import protected
 from ...kernel.handoff import recall, remember
-from ...previews.structured import Preview, StructuredPreview
-from ...previews.text import LINE_BUDGET, PREVIEW_BUDGET, PREVIEW_SECONDS, Deadline, PreviewText
+from ...previews.structured import Preview, StructuredPreview, fitting
+from ...previews.text import PREVIEW_BUDGET, PREVIEW_SECONDS, Deadline, PreviewText
 from .command import (
     GitCommandFailed,
     GitCommitDiffers,
@@ -165,7 +165,7 @@ def _commit_preview(message: str, repo: str) -> Preview:
     message_lines = message.splitlines()
     shown.extend((f"  {line}" for line in message_lines), kind="message lines")
     text.extend(shown.render().splitlines(), kind="message lines")
-    kept = _fitting(message_lines, structured.budget // 4)
+    kept = fitting(message_lines, structured.budget // 4)
     structured.code("\n".join(message_lines[:kept]), "text", title="message")
     structured.left_out(len(message_lines) - kept, "message lines")
     stat, complete = git_prefix(
@@ -210,16 +210,6 @@ _STATUS = {"A": "added", "D": "deleted", "M": "modified", "T": "type changed"}
 def _stat_number(shortstat: str, word: str) -> int:
     match = re.search(rf"(\d+) {word}", shortstat)
     return int(match.group(1)) if match else 0
-
-
-def _fitting(items: list[str], share: int) -> int:
-    """How many of the first ``items`` fit in ``share`` characters of the structured budget."""
-    used = 0
-    for index, item in enumerate(items):
-        used += min(len(item), LINE_BUDGET) + 100
-        if used > share:
-            return index
-    return len(items)
 
 
 def _file_paths(

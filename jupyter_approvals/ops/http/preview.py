@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 
-from ...previews.structured import StructuredPreview
+from ...previews.structured import SHARE_ITEM_COST, StructuredPreview, fitting
 from ...previews.text import LINE_BUDGET, Deadline, PreviewText, size_text
 from ..common.redact import redact_form, redact_json_text
 
@@ -18,9 +18,6 @@ __all__ = ["BODY_PREVIEW_BYTES", "JSON_PREVIEW_BYTES", "body_preview"]
 BODY_PREVIEW_BYTES = 64 * 1024
 #: Largest JSON body parsed for a pretty preview; larger ones are shown as text.
 JSON_PREVIEW_BYTES = 1024 * 1024
-
-# What one kept line costs the structured preview at most, besides its characters.
-_LINE_COST = 100
 
 
 def body_preview(
@@ -71,13 +68,7 @@ def body_preview(
 
 def _code(structured: StructuredPreview, lines: list[str], language: str, title: str) -> None:
     """As many of the first ``lines`` as the budget can hold as a code block; the rest counted."""
-    used = 0
-    kept = len(lines)
-    for index, line in enumerate(lines):
-        used += min(len(line), LINE_BUDGET) + _LINE_COST
-        if used > structured.budget:
-            kept = index
-            break
+    kept = fitting(lines, structured.budget)
     structured.code("\n".join(lines[:kept]), language, title=title)
     structured.left_out(len(lines) - kept, "code lines")
 
@@ -126,7 +117,7 @@ def _json(
             text_open = False
         if room > 0:
             kept += 1
-            room -= min(len(line), LINE_BUDGET) + _LINE_COST
+            room -= min(len(line), LINE_BUDGET) + SHARE_ITEM_COST
         elif not text_open:
             break
     title = "JSON (scalar values under secret-looking keys redacted)"

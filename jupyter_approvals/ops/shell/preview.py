@@ -12,7 +12,13 @@ import os
 import shlex
 from collections.abc import Mapping
 
-from ...previews.structured import STRUCTURED_BUDGET, Preview, StructuredPreview
+from ...previews.structured import (
+    SHARE_ITEM_COST,
+    STRUCTURED_BUDGET,
+    Preview,
+    StructuredPreview,
+    fitting,
+)
 from ...previews.text import LINE_BUDGET, PreviewText, plural, size_text
 from ..common.redact import (
     is_secret_name,
@@ -131,11 +137,11 @@ def shell_preview(
     # The exact command first; a huge one may use half of the budget, so the facts after it
     # are never the ones left out.
     if isinstance(command, str):
-        kept = _fitting(raw_lines, structured.budget // 2)
+        kept = fitting(raw_lines, structured.budget // 2)
         structured.code("\n".join(raw_lines[:kept]), "shell", title=f"runs through {SHELL} -c")
         structured.left_out(total - kept, "code lines")
     else:
-        kept = _fitting(shown_argv, structured.budget // 2)
+        kept = fitting(shown_argv, structured.budget // 2)
         structured.argv(shown_argv[:kept], title="runs (argv)")
         structured.left_out(len(shown_argv) - kept, "arguments")
     if hidden:
@@ -169,7 +175,7 @@ def shell_preview(
     if stdin is not None and stdin.count:
         # At most a quarter of the budget: the environment changes and files come after it.
         raw, total = stdin.lines
-        kept = _fitting(raw, structured.budget // 4)
+        kept = fitting(raw, structured.budget // 4)
         structured.code("\n".join(raw[:kept]), "text", title="standard input")
         structured.left_out(total - kept, "code lines")
     _environment(text, env, environment_size, structured)
@@ -200,23 +206,9 @@ def _raw_lines(text: str, limit: int) -> tuple[list[str], int]:
     return text.split("\n", limit)[: min(limit, total)], total
 
 
-# What one kept string costs the structured preview at most, besides its characters.
-_ITEM_COST = 100
-
-
 def _most_items(share: int) -> int:
     """The most strings that can fit in ``share`` characters of the structured budget."""
-    return share // _ITEM_COST + 1
-
-
-def _fitting(items: list[str], share: int) -> int:
-    """How many of the first ``items`` fit in ``share`` characters of the structured budget."""
-    used = 0
-    for index, item in enumerate(items):
-        used += min(len(item), LINE_BUDGET) + _ITEM_COST
-        if used > share:
-            return index
-    return len(items)
+    return share // SHARE_ITEM_COST + 1
 
 
 class _Input:
