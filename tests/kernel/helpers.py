@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
+from jupyter_approvals.core.protocol import SHOWN_FIELDS
 from jupyter_approvals.testing import Execution, KernelFrontend, Widget
 
 # A protected writer whose subject includes the target file's current content.
@@ -45,6 +47,31 @@ def approve_as_person(
     time.sleep(HUMAN_PAUSE_S)
     fe.click(card, decision, reason=reason)
     return wait_for_state(fe, card, lambda s: s["state"] != "pending" or s.get("notice"))
+
+
+def card_decision(
+    fe: KernelFrontend,
+    card: Widget,
+    *,
+    state: dict[str, Any] | None = None,
+    decision: str = "approve",
+    **shown: Any,
+) -> None:
+    """Send to ``card``'s comm the decision its view sends for the request in ``state`` (the
+    card's own synced state by default), reporting that state as shown, with ``shown``'s
+    fields in place of the state's (a rewritten text, another structured preview)."""
+    state = fe.card(card.model_id).state if state is None else state
+    fe.send_widget_message(
+        card.model_id,
+        {
+            "op": "decide",
+            "id": state["request_id"],
+            "decision": decision,
+            "fingerprint": state["fingerprint"],
+            "reason": "",
+            "shown": {**{name: state.get(name) for name in SHOWN_FIELDS}, **shown},
+        },
+    )
 
 
 def wait_for_state(fe: KernelFrontend, card: Widget, predicate, timeout: float = 10) -> Widget:

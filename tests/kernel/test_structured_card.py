@@ -7,9 +7,15 @@ import time
 
 import pytest
 
-from jupyter_approvals.core.protocol import SHOWN_FIELDS
 from tests.conftest import journal_lines
-from tests.kernel.helpers import HUMAN_PAUSE_S, pending_call, run, value, wait_for_state
+from tests.kernel.helpers import (
+    HUMAN_PAUSE_S,
+    card_decision,
+    pending_call,
+    run,
+    value,
+    wait_for_state,
+)
 
 pytestmark = pytest.mark.kernel
 
@@ -18,21 +24,6 @@ from pathlib import Path
 from jupyter_approvals import ops
 Path("notes.txt").write_text("".join(f"line {n}\\n" for n in range(1, 30)))
 """
-
-
-def _decide(frontend, card, shown: dict) -> None:
-    state = frontend.card(card.model_id).state
-    frontend.send_widget_message(
-        card.model_id,
-        {
-            "op": "decide",
-            "id": state["request_id"],
-            "decision": "approve",
-            "fingerprint": state["fingerprint"],
-            "reason": "",
-            "shown": shown,
-        },
-    )
 
 
 def test_a_card_that_showed_another_structured_preview_decides_nothing(frontend, state_dir):
@@ -46,7 +37,7 @@ def test_a_card_that_showed_another_structured_preview_decides_nothing(frontend,
     # When the card reports it showed the same text but other counts
     altered = copy.deepcopy(structured)
     altered["headline"][0]["count"] = 0
-    _decide(frontend, card, {**{k: state.get(k) for k in SHOWN_FIELDS}, "structured": altered})
+    card_decision(frontend, card, structured=altered)
     after = wait_for_state(frontend, card, lambda s: s.get("notice")).state
     # Then nothing is decided, the refusal has its code and is journaled
     assert after["state"] == "pending"
@@ -54,7 +45,7 @@ def test_a_card_that_showed_another_structured_preview_decides_nothing(frontend,
     codes = [e.get("code") for e in journal_lines(state_dir) if e["event"] == "refused"]
     assert "APPROVAL_FINGERPRINT_MISMATCH" in codes
     # When it reports exactly what the kernel sent it
-    _decide(frontend, card, {k: state.get(k) for k in SHOWN_FIELDS})
+    card_decision(frontend, card)
     # Then the decision counts, and the call runs once
     assert wait_for_state(frontend, card, lambda s: s["state"] != "pending").state["state"] == (
         "approved"

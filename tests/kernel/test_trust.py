@@ -11,6 +11,7 @@ from tests.kernel.helpers import (
     HUMAN_PAUSE_S,
     SETUP,
     approve_as_person,
+    card_decision,
     pending_call,
     run,
     value,
@@ -367,24 +368,7 @@ def test_a_hook_cannot_apply_a_card_decision_whose_shown_content_was_refused(fro
     run(frontend, DECIDING_HOOK.format(name="_check_shown"))
     time.sleep(HUMAN_PAUSE_S)
     # When a card message arrives whose shown content is not the request's (rewritten text)
-    state = frontend.card(card.model_id).state
-    frontend.send_widget_message(
-        card.model_id,
-        {
-            "op": "decide",
-            "id": state["request_id"],
-            "decision": "approve",
-            "fingerprint": state["fingerprint"],
-            "reason": "",
-            "shown": {
-                **{
-                    k: state.get(k)
-                    for k in ("action", "preview", "preview_omitted", "fingerprint", "function")
-                },
-                "summary": "Write scratch.txt",
-            },
-        },
-    )
+    card_decision(frontend, card, summary="Write scratch.txt")
     after = wait_for_state(frontend, card, lambda s: s.get("notice")).state
     # Then the card refuses, and the hook's decision, made while that message was handled,
     # is refused too: nothing approved, nothing ran

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from jupyter_approvals.core.protocol import SHOWN_FIELDS
-from tests.kernel.helpers import run, wait_for_state
+from tests.kernel.helpers import card_decision, run, wait_for_state
 
 from .conftest import WRITER, Target, send_comm
 
@@ -44,18 +43,7 @@ def test_a_widget_sync_message_rewriting_the_card_approves_nothing(target: Targe
     fe.pump(0.3)
     # Then the store still waits, and a decision naming what that card now shows is refused
     assert target.still_waits()
-    state = dict(card.state, summary="Write scratch.txt")
-    fe.send_widget_message(
-        card.model_id,
-        {
-            "op": "decide",
-            "id": state["request_id"],
-            "decision": "approve",
-            "fingerprint": state["fingerprint"],
-            "reason": "",
-            "shown": {k: state.get(k) for k in SHOWN_FIELDS},
-        },
-    )
+    card_decision(fe, card, state=dict(card.state, summary="Write scratch.txt"))
     assert "APPROVAL_FINGERPRINT_MISMATCH" in target.card_notice()
     assert target.still_waits()
     assert target.refusals() == ["APPROVAL_FINGERPRINT_MISMATCH"]

@@ -7,9 +7,8 @@ import time
 
 import pytest
 
-from jupyter_approvals.core.protocol import SHOWN_FIELDS
 from jupyter_approvals.testing import KernelFrontend
-from tests.kernel.helpers import run, value, wait_for_state
+from tests.kernel.helpers import card_decision, run, value, wait_for_state
 
 from .conftest import WRITER, Target, journal_entries, send_comm
 
@@ -222,17 +221,7 @@ def test_a_decision_for_another_request_sent_to_a_card_is_refused(target: Target
     card = target.ask_and_read()
     # When the harmless card's comm carries a decision naming the other request
     state = other.state
-    fe.send_widget_message(
-        card.model_id,
-        {
-            "op": "decide",
-            "id": state["request_id"],
-            "decision": "approve",
-            "fingerprint": state["fingerprint"],
-            "reason": "",
-            "shown": {k: state.get(k) for k in SHOWN_FIELDS},
-        },
-    )
+    card_decision(fe, card, state=state)
     notice = target.card_notice()
     # Then the card refuses it, journaled under the other request, which still waits
     assert "APPROVAL_UNKNOWN_REQUEST" in notice

@@ -13,9 +13,8 @@ import time
 
 import pytest
 
-from jupyter_approvals.core.protocol import SHOWN_FIELDS
-from jupyter_approvals.testing import KernelFrontend, Widget
-from tests.kernel.helpers import run, value, wait_for_state
+from jupyter_approvals.testing import KernelFrontend
+from tests.kernel.helpers import card_decision, run, value, wait_for_state
 
 from .conftest import WRITER, Target, send_comm
 
@@ -36,22 +35,6 @@ def decide_from_here(request_id=None, fingerprint=None, decision=None):
     except Exception as exc:
         attack_log.append(type(exc).__name__)
 """
-
-
-def tampered_decision(fe: KernelFrontend, card: Widget, **shown: str) -> None:
-    """A card message whose ``shown`` differs from the request (its text was rewritten)."""
-    state = fe.card(card.model_id).state
-    fe.send_widget_message(
-        card.model_id,
-        {
-            "op": "decide",
-            "id": state["request_id"],
-            "decision": "approve",
-            "fingerprint": state["fingerprint"],
-            "reason": "",
-            "shown": {**{k: state.get(k) for k in SHOWN_FIELDS}, **shown},
-        },
-    )
 
 
 def attack_log(fe: KernelFrontend) -> list[str]:
@@ -86,7 +69,7 @@ sys.settrace(_tracer)
 """,
     )
     # When a card message arrives whose shown summary is not the request's
-    tampered_decision(fe, card, summary="Write scratch.txt")
+    card_decision(fe, card, summary="Write scratch.txt")
     notice = target.card_notice()
     # Then the card refuses it, and so is the hook's decision made while it was handled
     assert "APPROVAL_FINGERPRINT_MISMATCH" in notice
@@ -204,7 +187,7 @@ sys.setprofile(_profiler)
 """,
     )
     # When a card message with rewritten text arrives
-    tampered_decision(fe, card, preview="nothing to see")
+    card_decision(fe, card, preview="nothing to see")
     target.card_notice()
     # Then the handler ran inside it and was refused; nothing is decided
     assert wait_for_log(fe) == ["ApprovalNotFromFrontend"]
@@ -228,7 +211,7 @@ signal.setitimer(signal.ITIMER_REAL, 1.0)
 """,
     )
     # When a refused card message is the kernel's last message and the kernel sits idle
-    tampered_decision(fe, card, summary="Write scratch.txt")
+    card_decision(fe, card, summary="Write scratch.txt")
     target.card_notice()
     # Then the handler's attempt is refused
     assert wait_for_log(fe) == ["ApprovalNotFromFrontend"]
@@ -286,7 +269,7 @@ stop_attackers.append(lambda: _running.__setitem__(0, False))
 """,
     )
     # When refused card messages and listings are handled meanwhile
-    tampered_decision(fe, card, summary="Write scratch.txt")
+    card_decision(fe, card, summary="Write scratch.txt")
     for _ in range(3):
         fe.list_pending()
     time.sleep(0.2)
