@@ -48,21 +48,8 @@ _CSS = (_VIEWS / "preview.css").read_text(encoding="utf-8") + (
     Path(__file__).parent / "card.css"
 ).read_text(encoding="utf-8")
 
-_FIXED = frozenset(
-    {
-        "request_id",
-        "action",
-        "summary",
-        "preview",
-        "preview_omitted",
-        "structured",
-        "fingerprint",
-        "function",
-        "min_answer_ms",
-        "_esm",
-        "_css",
-    }
-)
+# What the card shows of its request (every shown field), and what it is made of.
+_FIXED = frozenset({*SHOWN_FIELDS, "request_id", "min_answer_ms", "_esm", "_css"})
 
 
 class ApprovalCard(anywidget.AnyWidget):
