@@ -27,6 +27,27 @@ def commit(repo: Path, name: str, text: str, message: str) -> str:
     return git(repo, "rev-parse", "HEAD")
 
 
+def many_commits(repo: Path, count: int, subject_chars: int) -> None:
+    """Add ``count`` commits on main, each with one new file and a subject of about
+    ``subject_chars`` characters (made with fast-import: quickly, whatever the count)."""
+    stream = []
+    for i in range(count):
+        stream += [
+            "commit refs/heads/main",
+            f"committer Ada <ada@example.org> {1_700_000_000 + i} +0000",
+            f"data <<END\nCommit {i} {'y' * subject_chars}\nEND",
+        ]
+        if i == 0:
+            stream.append("from refs/heads/main^0")
+        stream += [f"M 644 inline f{i}.txt", f"data <<END\n{i}\nEND", ""]
+    subprocess.run(
+        ["git", "-C", str(repo), "fast-import", "--quiet"],
+        input="\n".join(stream) + "\n",
+        text=True,
+        check=True,
+    )
+
+
 @pytest.fixture(autouse=True)
 def isolated_git(monkeypatch: pytest.MonkeyPatch) -> None:
     """Neither the user's git config nor their identity variables reach these repositories."""

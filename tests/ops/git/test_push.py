@@ -22,7 +22,7 @@ from jupyter_approvals.ops.git import (
 from jupyter_approvals.previews.text import PREVIEW_BUDGET
 
 from ..conftest import approve, ask, decide, request_of
-from .conftest import commit, git, stage
+from .conftest import commit, git, many_commits, stage
 
 # -- git.push ------------------------------------------------------------------------------
 
@@ -184,22 +184,7 @@ def test_a_non_fast_forward_push_is_refused(session, repo, origin, tmp_path):
 
 def test_the_push_preview_stays_bounded_for_many_commits(session, repo):
     # Given 300 local commits (made with fast-import, quickly)
-    stream = []
-    for i in range(300):
-        stream += [
-            "commit refs/heads/main",
-            f"committer Ada <ada@example.org> {1_700_000_000 + i} +0000",
-            f"data <<END\nCommit {i} {'y' * 100}\nEND",
-        ]
-        if i == 0:
-            stream.append("from refs/heads/main^0")
-        stream += [f"M 644 inline f{i}.txt", f"data <<END\n{i}\nEND", ""]
-    subprocess.run(
-        ["git", "-C", str(repo), "fast-import", "--quiet"],
-        input="\n".join(stream) + "\n",
-        text=True,
-        check=True,
-    )
+    many_commits(repo, 300, subject_chars=100)
     git(repo, "reset", "-q", "--hard")
     # When the push is asked for
     preview = request_of(session, ask(lambda: git_push(repo=repo))).preview

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 
 from jupyter_approvals.core.structured import checked_structured
 from jupyter_approvals.ops.git import git_commit, git_push
@@ -12,7 +11,7 @@ from jupyter_approvals.ops.git.patch import changed_words
 from jupyter_approvals.previews.structured import STRUCTURED_BUDGET
 
 from ..conftest import ask, request_of
-from .conftest import clean_head, commit, git, stage
+from .conftest import clean_head, commit, git, many_commits, stage
 
 GIT = shutil.which("git")
 PREFIX = ["--no-pager", "-C"]
@@ -194,22 +193,7 @@ def test_the_push_shows_its_argv_the_remote_and_the_commits_as_a_table(session, 
 
 def test_many_commits_to_push_stay_within_the_budget_and_are_counted(session, repo):
     # Given 300 local commits with long subjects (made with fast-import, quickly)
-    stream = []
-    for i in range(300):
-        stream += [
-            "commit refs/heads/main",
-            f"committer Ada <ada@example.org> {1_700_000_000 + i} +0000",
-            f"data <<END\nCommit {i} {'y' * 300}\nEND",
-        ]
-        if i == 0:
-            stream.append("from refs/heads/main^0")
-        stream += [f"M 644 inline f{i}.txt", f"data <<END\n{i}\nEND", ""]
-    subprocess.run(
-        ["git", "-C", str(repo), "fast-import", "--quiet"],
-        input="\n".join(stream) + "\n",
-        text=True,
-        check=True,
-    )
+    many_commits(repo, 300, subject_chars=300)
     # When the push is asked for
     document = request_of(session, ask(lambda: git_push(repo=repo))).structured
     # Then it fits, and every commit is either a row or counted

@@ -23,21 +23,6 @@ from ..conftest import approve, ask, decide, request_of, second_writer_during_ch
 pytestmark = pytest.mark.usefixtures("sql_engines_closed")
 
 
-@pytest.fixture
-def shop(tmp_path: Path) -> Path:
-    """A real SQLite file: 10 orders, 3 of them cancelled."""
-    path = tmp_path / "shop.db"
-    with sqlite3.connect(path) as db:
-        db.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, status TEXT, amount INTEGER)")
-        db.executemany(
-            "INSERT INTO orders (status, amount) VALUES (?, ?)",
-            [("cancelled" if i % 3 == 0 else "open", i * 10) for i in range(10)],
-        )
-        db.execute("CREATE TABLE archive (id INTEGER, status TEXT, amount INTEGER)")
-    db.close()
-    return path
-
-
 def url(path: Path) -> str:
     return f"sqlite:///{path}"
 

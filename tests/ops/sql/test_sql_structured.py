@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -19,20 +18,6 @@ from ..conftest import ask, request_of
 from .test_sql import DELETE, url
 
 pytestmark = pytest.mark.usefixtures("sql_engines_closed")
-
-
-@pytest.fixture
-def shop(tmp_path: Path) -> Path:
-    """A real SQLite file: 10 orders, 4 of them cancelled (as in test_sql)."""
-    path = tmp_path / "shop.db"
-    with sqlite3.connect(path) as db:
-        db.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, status TEXT, amount INTEGER)")
-        db.executemany(
-            "INSERT INTO orders (status, amount) VALUES (?, ?)",
-            [("cancelled" if i % 3 == 0 else "open", i * 10) for i in range(10)],
-        )
-    db.close()
-    return path
 
 
 def structured_of(session: KernelSession, call: Any) -> tuple[str, dict[str, Any]]:
