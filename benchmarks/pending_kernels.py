@@ -7,11 +7,12 @@ from pathlib import Path
 
 from jupyter_client.asynchronous import AsyncKernelClient
 
-#: Run in each kernel: ``per_kernel`` protected calls, each left pending.
+#: Run in each kernel: ``per_kernel`` protected calls, each left pending (``{preview}`` is
+#: empty, or names the preview function PREVIEW defines).
 SETUP = """
 import jupyter_approvals as ja
 
-@ja.protected("bench.write", summary="Write item {{n}} of kernel {kernel}")
+@ja.protected("bench.write", summary="Write item {{n}} of kernel {kernel}"{preview})
 def write(n):
     return n
 
@@ -22,12 +23,10 @@ for n in range({per_kernel}):
         pass
 """
 
-
-#: Like SETUP, but each request has a preview like a real file write's: a 40-line diff with 3
-#: hunks and a changed-rows table, as text only (``text``) or with its structured form too
-#: (``structured``), so the sidebar benchmark compares the two on the same content.
-PREVIEW_SETUP = """
-import jupyter_approvals as ja
+#: Run before SETUP to give each request a preview like a real file write's: a 40-line diff
+#: with 3 hunks and a changed-rows table, as text only (``text``) or with its structured form
+#: too (``structured``), so the sidebar benchmark compares the two on the same content.
+PREVIEW = """
 from jupyter_approvals.previews.structured import Preview, StructuredPreview
 
 def preview(n):
@@ -52,16 +51,6 @@ def preview(n):
         table.row("changed", [str(key), (str(key * 10), str(key * 10 + 1))])
         text.append(f"  id {{key}}: units {{key * 10}} -> {{key * 10 + 1}}")
     return Preview("\\n".join(text), built.document() if {structured} else None)
-
-@ja.protected("bench.write", summary="Write item {{n}} of kernel {kernel}", preview=preview)
-def write(n):
-    return n
-
-for n in range({per_kernel}):
-    try:
-        write(n)
-    except ja.ApprovalPending:
-        pass
 """
 
 
@@ -78,13 +67,16 @@ async def make_pending(
     clients: list[AsyncKernelClient], per_kernel: int, previews: str | None = None
 ) -> None:
     """Have every kernel make ``per_kernel`` protected calls that stay pending; ``previews``
-    ("text" or "structured") gives them the previews of PREVIEW_SETUP."""
-    setup = SETUP if previews is None else PREVIEW_SETUP
+    ("text" or "structured") gives them the previews of PREVIEW."""
+    setup = SETUP if previews is None else PREVIEW + SETUP
     await asyncio.gather(
         *(
             client.execute_interactive(
                 setup.format(
-                    per_kernel=per_kernel, kernel=index, structured=previews == "structured"
+                    per_kernel=per_kernel,
+                    kernel=index,
+                    structured=previews == "structured",
+                    preview="" if previews is None else ", preview=preview",
                 ),
                 timeout=120,
                 output_hook=lambda _msg: None,
