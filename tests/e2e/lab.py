@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 from playwright.sync_api import Locator, Page, expect
 
 REPO = Path(__file__).resolve().parents[2]
@@ -76,6 +77,19 @@ LAB_SETTINGS = {
         "checkForUpdates": False,
     },
 }
+
+
+def venv_python(variable: str, needed_by: str, holding: str) -> str:
+    """The Python of the virtualenv that environment ``variable`` names (``make test`` makes
+    it); fails the test, saying what to do, when it is not set or does not exist."""
+    python = os.environ.get(variable, "")
+    if not python or not Path(python).exists():
+        pytest.fail(
+            f"{needed_by} needs {variable}, the Python of a virtualenv with {holding} (run "
+            "`make test`, which makes it)",
+            pytrace=False,
+        )
+    return python
 
 
 def chromium_path() -> str | None:

@@ -22,7 +22,14 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from jupyter_approvals.core.agents import AgentRegistry, registry_path
-from tests.e2e.lab import ARTIFACTS, LabServer, Sidebar, pause_like_a_person, save_screenshot
+from tests.e2e.lab import (
+    ARTIFACTS,
+    LabServer,
+    Sidebar,
+    pause_like_a_person,
+    save_screenshot,
+    venv_python,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -39,14 +46,9 @@ def printed_42(result: dict[str, Any]) -> bool:
 
 
 def agent_python() -> str:
-    python = os.environ.get("AGENT_PYTHON", "")
-    if not python or not Path(python).exists():
-        pytest.fail(
-            "the agent client test needs AGENT_PYTHON, the Python of a virtualenv with "
-            "jupyter-mcp-server and jupyter-collaboration (run `make test`, which makes it)",
-            pytrace=False,
-        )
-    return python
+    return venv_python(
+        "AGENT_PYTHON", "the agent client test", "jupyter-mcp-server and jupyter-collaboration"
+    )
 
 
 class McpAgent:

@@ -32,6 +32,7 @@ from tests.e2e.lab import (
     Sidebar,
     pause_like_a_person,
     save_screenshot,
+    venv_python,
 )
 from tests.e2e.test_notebook7 import show_approvals_from_the_view_menu
 
@@ -59,14 +60,9 @@ def oldest_pins() -> dict[str, str]:
 
 
 def oldest_python() -> str:
-    python = os.environ.get("OLDEST_PYTHON", "")
-    if not python or not Path(python).exists():
-        pytest.fail(
-            "the oldest-versions smoke test needs OLDEST_PYTHON, the Python of a virtualenv "
-            "with tests/e2e/oldest-requirements.txt (run `make test`, which makes it)",
-            pytrace=False,
-        )
-    return python
+    return venv_python(
+        "OLDEST_PYTHON", "the oldest-versions smoke test", "tests/e2e/oldest-requirements.txt"
+    )
 
 
 def run_in_oldest(*args: str) -> str:
