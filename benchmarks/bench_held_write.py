@@ -6,8 +6,8 @@ Two CSV files of about 100 MB (LINES lines, CHANGED of them edited; generated as
 bench_diff.py, in a temporary directory removed afterwards). Timed on the same pair:
 
 - ours: everything the server does before it answers the agent's ``PUT`` of the new file
-  with 409 and lists the request (``held_write``: read the JSON body, read the current file,
-  line diff and preview, fingerprint of the request and of the file's state);
+  with 409 and lists the request (read the JSON body, then ``held_file_write``: read the
+  current file, line diff and preview, fingerprint of the request and of the file's state);
 - git: ``git diff --no-index`` of the two files, writing the whole patch (to /dev/null).
 
 Target: ours <= 2x git's time. Best of --repeat. Reports; never gates (exits 0).
@@ -29,10 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_diff import make_files  # noqa: E402
 
-from jupyter_approvals.server.held_files import held_write  # noqa: E402
+from jupyter_approvals.server.agent_contents import new_bytes  # noqa: E402
+from jupyter_approvals.server.held_files import held_file_write  # noqa: E402
 
 TARGET_VS_GIT = 2.0
-PUT = "jupyter_server.services.contents.handlers.ContentsHandler"
 
 
 def best(run, repeat: int) -> float:
@@ -57,8 +57,9 @@ def main() -> None:
         size = old.stat().st_size
 
         def ours() -> None:
-            write = held_write(PUT, "PUT", {"path": old.name}, body, root, "bench")
-            if write is None or "Changes:" not in write.preview:
+            data = new_bytes(json.loads(body), old.name)
+            write = held_file_write(old.name, data, root, "bench")
+            if "Changes:" not in write.preview:
                 raise SystemExit("the held write produced no diff preview")
 
         def git() -> None:

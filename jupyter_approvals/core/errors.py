@@ -267,6 +267,19 @@ class ApprovalNoServerAuth(ApprovalUnavailable):
     code = "APPROVAL_NO_SERVER_AUTH"
 
 
+class ApprovalSourceEncoding(ApprovalRefused):
+    """Python would read the text under another encoding than its preview shows (a PEP 263
+    coding cookie): the change is refused rather than shown as something else."""
+
+    code = "APPROVAL_SOURCE_ENCODING"
+
+
+class ApprovalAgentOverLimit(ApprovalRefused):
+    """An agent sent more, or faster, than the gate takes from one agent: nothing was done."""
+
+    code = "APPROVAL_AGENT_OVER_LIMIT"
+
+
 def _collect_codes() -> dict[str, type[ApprovalError]]:
     found: dict[str, type[ApprovalError]] = {}
     pending: list[type[ApprovalError]] = [ApprovalError]

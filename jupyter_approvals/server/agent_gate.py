@@ -1,7 +1,8 @@
 """The agent gate: what the server lets an agent identity do, and what it holds.
 
 One :class:`AgentGate` per server. The identity layer calls :meth:`AgentGate.admit` for every
-request with an agent token (routes, paths, ownership of kernels and sessions); the wrapped
+request with an agent token (routes, paths, ownership of kernels and sessions); what an agent's
+contents request changes is held at the contents manager (:mod:`.agent_contents`); the wrapped
 kernel websocket connection calls :meth:`AgentGate.screen` for every message a client sends
 (:mod:`.kernel_screen`). A sweep every second ends held requests whose time is up, applies
 pauses and closes the sockets of agents that were removed or paused.
@@ -21,27 +22,18 @@ from tornado import web
 
 from ..core import errors
 from ..core.agents import AgentRegistry
-from ..core.model import Lease
 from . import agent_routes, sessions
 from .agent_hold import AgentHold
 from .agent_identity import refuse
-from .agent_notebooks import untrusted_notebook_body
 from .agent_rooms import screen_room_messages, socket_room_kind
-from .held_files import held_write, pending_write_error
 from .held_room_edits import room_kind
 from .kernel_screen import KernelScreen
 
 _KERNELS = "jupyter_server.services.kernels.handlers"
 _SESSIONS = "jupyter_server.services.sessions.handlers"
 _KERNELS_WS = "jupyter_server.services.kernels.websocket"
-_CONTENTS = "jupyter_server.services.contents.handlers.ContentsHandler"
 _ROOM_SESSION = "jupyter_server_ydoc.handlers.DocSessionHandler"
 _ROOM_SOCKET = "jupyter_server_ydoc.handlers.YDocWebSocketHandler"
-#: HTTP status of a held write's refusals (everything else a write is refused with: 409).
-_WRITE_STATUS = {
-    errors.ApprovalTooManyPending.code: 429,
-    errors.ApprovalUnfingerprintable.code: 400,
-}
 
 
 class AgentGate:
@@ -94,8 +86,6 @@ class AgentGate:
             if callable(note):
                 note(agent, exc)
             refuse(handler, exc)
-        self._hold_write(handler, agent)
-        self._untrust_notebook_saves(handler, agent)
         if agent_routes.handler_name(handler) == _ROOM_SOCKET:
             screen_room_messages(handler, agent, self.log, self.hold)
         self._remember_what_it_starts(handler, agent)
@@ -130,31 +120,16 @@ class AgentGate:
                 )
 
     def _check_body(self, handler: web.RequestHandler) -> None:
-        """Refuse what the gate cannot read as the handler will, and what it does not screen."""
+        """Refuse a body the gate cannot read as the handler will (it reads paths from it)."""
         if not handler.request.body:
             return
         try:
-            model = agent_routes.json_body(handler.request.body)
+            agent_routes.json_body(handler.request.body)
         except (ValueError, UnicodeDecodeError):
             raise agent_routes.forbidden(
                 "The body is not a JSON object the gate can read exactly as the server would. "
                 "Nothing was done.",
             ) from None
-        name = agent_routes.handler_name(handler)
-        if name != _CONTENTS or handler.request.method != "PUT":
-            return
-        if "chunk" in model:
-            raise agent_routes.forbidden(
-                "Agents may not upload in chunks: a chunk appends to what an earlier one wrote, "
-                "which no single approval shows. Send the whole file. Nothing was written.",
-            )
-        api_path = str(handler.path_kwargs.get("path") or "")
-        if model.get("type") == "notebook" and not api_path.lower().endswith(".ipynb"):
-            raise agent_routes.forbidden(
-                f"Agents may save notebooks only at .ipynb paths, not {api_path!r} (a notebook "
-                "save is not held; it would replace that file unseen). Nothing was written.",
-                path=api_path,
-            )
 
     def _check_unscreened_room(self, handler: web.RequestHandler) -> None:
         # A room saves what is typed into it through the contents manager, inside the server.
@@ -177,45 +152,6 @@ class AgentGate:
                 "(a text file's edits are held for a person). Write other files through the "
                 "contents API, where the write is held. Nothing was done.",
             )
-
-    def _hold_write(self, handler: web.RequestHandler, agent: str) -> None:
-        write = held_write(
-            agent_routes.handler_name(handler),
-            (handler.request.method or "").upper(),
-            handler.path_kwargs,
-            handler.request.body,
-            self.server_root,
-            agent,
-        )
-        if write is None:
-            return
-        try:
-            outcome = self.hold.screen_write(write, agent)
-        except errors.ApprovalError as exc:
-            refuse(handler, exc, status=_WRITE_STATUS.get(exc.code, 409))
-        if not isinstance(outcome, Lease):
-            refuse(
-                handler, pending_write_error(outcome.id, outcome.fingerprint, write.summary), 409
-            )
-        lease = outcome
-        on_finish = handler.on_finish
-
-        def finishing() -> None:
-            on_finish()
-            status = handler.get_status()
-            failure = None if status < 400 else RuntimeError(f"the server answered {status}")
-            self.hold.ran(lease, failure)
-
-        handler.on_finish = finishing  # type: ignore[method-assign]
-
-    def _untrust_notebook_saves(self, handler: web.RequestHandler, agent: str) -> None:
-        if agent_routes.handler_name(handler) != _CONTENTS or handler.request.method != "PUT":
-            return
-        api_path = str(handler.path_kwargs.get("path") or "").strip("/")
-        on_disk = agent_routes.os_path(self.server_root, api_path)
-        body = untrusted_notebook_body(handler.request.body, agent, on_disk)
-        if body is not None:
-            handler.request.body = body
 
     def _check_socket_takeover(self, handler: web.RequestHandler, agent: str) -> None:
         # jupyter_server closes an open kernel websocket when another one arrives with the

@@ -2,10 +2,11 @@
 
 jupyter_server signs a notebook it saves when every code cell is trusted (``metadata.trusted``,
 or no output that could run script); JupyterLab then runs the script outputs of a signed
-notebook in the person's page, where script can press Approve. So before the contents handler
-reads an agent's ``PUT`` body, the gate removes ``trusted`` from every cell: a notebook with
-active outputs that an agent saved is never signed. Cells whose id the notebook on disk does
-not have are marked ``metadata.jupyter_approvals.inserted_by = "agent NAME"``.
+notebook in the person's page, where script can press Approve. So when the contents manager
+saves an agent's notebook (:mod:`.agent_contents`), the gate first removes ``trusted`` from
+every cell of the model it will write, and the manager does not sign it. Cells whose id the
+notebook on disk does not have are marked ``metadata.jupyter_approvals.inserted_by = "agent
+NAME"``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from typing import Any
 from jupyter_server.base.call_context import CallContext
 
 from ..core.protocol import CELL_METADATA_KEY
-from .agent_routes import json_body
 
 
 def _existing_cells(path: Path) -> dict[str, str | None]:
@@ -38,21 +38,15 @@ def _existing_cells(path: Path) -> dict[str, str | None]:
     return found
 
 
-def untrusted_notebook_body(body: bytes, agent: str, on_disk: Path) -> bytes | None:
-    """The agent's ``PUT`` body with every cell untrusted and its new cells marked.
+def untrust_notebook(content: object, agent: str, on_disk: Path) -> None:
+    """Untrust every cell of the notebook ``content`` an agent saves, and name its new cells.
 
-    Returns None when the body is not a notebook model (nothing to change).
+    ``content`` is changed in place (it is what the contents manager will write); anything
+    that is not a notebook's cell list is left to the manager, which refuses it.
     """
-    try:
-        model = json_body(body)
-    except (ValueError, UnicodeDecodeError):
-        return None
-    if model.get("type") != "notebook":
-        return None
-    content = model.get("content")
     cells = content.get("cells") if isinstance(content, dict) else None
     if not isinstance(cells, list):
-        return None
+        return
     known = _existing_cells(on_disk)
     for cell in cells:
         if not isinstance(cell, dict):
@@ -73,7 +67,6 @@ def untrusted_notebook_body(body: bytes, agent: str, on_disk: Path) -> bytes | N
         else:
             metadata.pop(CELL_METADATA_KEY, None)
         cell["metadata"] = metadata
-    return json.dumps(model).encode("utf-8")
 
 
 def never_sign_for_agents(

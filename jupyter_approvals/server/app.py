@@ -22,6 +22,7 @@ from ..core import errors
 from ..core.agents import AgentRegistry, registry_path
 from ..core.project import journal_location
 from . import sessions
+from .agent_contents import ContentsHold
 from .agent_gate import AgentGate
 from .agent_handlers import AgentPauseHandler, AgentsHandler
 from .agent_hold import AgentHold
@@ -158,6 +159,9 @@ class ApprovalsServer(ExtensionApp):
             log=self.log,
         )
         self.settings[GATE_SETTING] = gate
+        ContentsHold(hold, root, lambda: self._secret_dirs(state_dir), self.log).install(
+            serverapp.contents_manager
+        )
         never_sign_for_agents(serverapp.contents_manager, is_agent, self.log)
         # These settings are copied over the web app's when this method returns.
         self.keep_gate_in_force(self.settings)

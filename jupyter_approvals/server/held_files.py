@@ -1,23 +1,18 @@
-"""Agent writes through the contents API, held until a person approved exactly that change.
+"""What an agent's change through the contents manager is, as a person will judge it.
 
-Held: a ``PUT`` of a file that is not a notebook (create or overwrite, any format), every
-``DELETE`` (file, folder or notebook), every ``PATCH`` (rename or move), a ``POST`` copy, and a
-checkpoint restore or delete. Creating and saving notebooks stays open to agents (that is how
-agent clients edit cells); the notebook screen of :mod:`.agent_notebooks` applies to them.
-
-Each held request is fingerprinted with the target's current state (file content, or every
-entry of a folder) and previewed with the engines the ready operations use: a line diff for
-text, sizes and sha256 for binary or large content, a listing for a deletion. After approval
-the agent sends the identical request again and it is carried out once; if the target changed
-in between, the identical request is refused with APPROVAL_FINGERPRINT_MISMATCH.
+:mod:`.agent_contents` holds every change the contents manager would make for an agent (save,
+new, copy, rename, delete, checkpoints) where the manager makes it; this module turns one such
+change into a :class:`HeldWrite`: its action, summary, preview and fingerprint, computed from
+what would be written (the decoded bytes, the final path) and the target's current state (file
+content, or every entry of a folder). The preview uses the engines of the ready operations: a
+line diff for text, sizes and sha256 for binary or large content, a listing for a deletion.
+After approval the identical change is carried out once; if the target changed in between, it
+is refused with APPROVAL_FINGERPRINT_MISMATCH.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,9 +22,10 @@ from ..core import errors
 from ..core.fingerprint import fingerprint
 from ..previews.file_tree import add_listing, add_tree_counts, describe, scan, tree_state
 from ..previews.line_diff import add_diff_preview, is_binary
+from ..previews.source_encoding import misread_encoding
 from ..previews.structured import Preview, StructuredPreview
 from ..previews.text import Deadline, PreviewText, size_text
-from .agent_routes import json_body, os_path
+from .agent_routes import os_path
 
 _CONTENTS = "jupyter_server.services.contents.handlers"
 #: Held writes are diffed up to this size, above the ready operations' MAX_DIFF_BYTES: the
@@ -50,35 +46,22 @@ class HeldWrite:
     structured: dict[str, Any] | None = None
 
 
-def _new_bytes(model: dict[str, Any]) -> bytes | None:
-    """The bytes a ``PUT`` of type ``file`` writes, decoded as jupyter_server decodes them
-    (``base64.decodebytes``, which skips stray characters). None: jupyter_server refuses it too.
-    """
-    content = model.get("content")
-    if not isinstance(content, str):
-        return None
-    try:
-        if model.get("format") == "base64":
-            return base64.decodebytes(content.encode("ascii"))
-        return content.encode("utf-8")
-    except (binascii.Error, UnicodeError, ValueError):
-        return None
-
-
 def _state(path: Path) -> Any:
     """What the fingerprint binds of a target: its entries (files by content), or None."""
     return tree_state(os.fspath(path))
 
 
-def _write_preview(api_path: str, target: Path, new: bytes) -> tuple[str, Preview]:
+def _write_preview(
+    api_path: str, target: Path, new: bytes, facts: tuple[tuple[str, str], ...] = ()
+) -> tuple[str, Preview]:
     if not target.is_file():
-        return change_preview(api_path, None, 0, new)
+        return change_preview(api_path, None, 0, new, facts=facts)
     try:
         size = target.stat().st_size
         old = target.read_bytes() if size <= MAX_HELD_DIFF_BYTES else b""
     except OSError:
         size, old = 0, b""
-    return change_preview(api_path, old, size, new)
+    return change_preview(api_path, old, size, new, facts=facts)
 
 
 def change_preview(
@@ -95,7 +78,19 @@ def change_preview(
     content or content over :data:`MAX_HELD_DIFF_BYTES` (``old_size`` is the old size then).
     The structured form, built in the same pass, carries the same facts (and ``facts`` after
     them), the diff's counts and hunks, or the sizes and the full digest.
+
+    Raises APPROVAL_SOURCE_ENCODING when Python would read ``new`` otherwise than it is shown
+    (a PEP 263 coding cookie).
     """
+    encoding = misread_encoding(new)
+    if encoding is not None:
+        raise errors.ApprovalSourceEncoding(
+            f"{api_path} declares the source encoding {encoding!r}: Python would read other "
+            "text than the preview shows a person. Nothing was written. Save it as UTF-8 "
+            "(without a coding line, or with '# coding: utf-8').",
+            path=api_path,
+            encoding=encoding,
+        )
     preview = PreviewText()
     structured = StructuredPreview()
     verb = "Create" if old is None else "Replace"
@@ -167,78 +162,93 @@ def _tree_preview(
     return f"{verb} {api_path}{extra}", Preview(preview.render(), structured.document())
 
 
-def held_write(
-    handler_name: str,
-    method: str,
-    path_kwargs: dict[str, Any],
-    raw_body: bytes,
-    root: Path,
+def _held(
+    action: str,
+    summary: str,
+    preview: Preview,
     agent: str,
-) -> HeldWrite | None:
-    """The held form of an agent's contents request, or None when it is not held."""
-    api_path = str(path_kwargs.get("path") or "").strip("/")
-    target = os_path(root, api_path)
-    model = json_body(raw_body)  # admit() refused bodies that do not parse
-    request: dict[str, Any] = {"method": method, "path": api_path}
-    state: dict[str, Any] = {"target": _state(target)}
-    if handler_name == f"{_CONTENTS}.ContentsHandler" and method == "PUT":
-        if model.get("copy_from") is not None:
-            return None  # a copy by PUT is refused by jupyter_server itself (405)
-        if model.get("type") != "file":
-            return None  # notebooks (screened elsewhere, at .ipynb paths only) and folders
-        new = _new_bytes(model)
-        if new is None:
-            # Whatever jupyter_server would make of it, it is held, never let through.
-            new = json.dumps(model.get("content"), sort_keys=True).encode("utf-8")
-        action = "file.write"
-        summary, preview = _write_preview(api_path, target, new)
-        request["content_sha256"] = hashlib.sha256(new).hexdigest()
-        request["format"] = model.get("format")
-    elif handler_name == f"{_CONTENTS}.ContentsHandler" and method == "DELETE":
-        action = "file.delete"
-        summary, preview = _tree_preview("Delete", api_path, target, tone="removed")
-    elif handler_name == f"{_CONTENTS}.ContentsHandler" and method == "PATCH":
-        destination = str(model.get("path") or "").strip("/")
-        action = "file.move"
-        summary, preview = _tree_preview(
-            "Rename", api_path, target, f" to {destination}", (("path:to", destination),)
-        )
-        request["to"] = destination
-        state["destination"] = _state(os_path(root, destination))
-    elif handler_name == f"{_CONTENTS}.ContentsHandler" and method == "POST":
-        source = model.get("copy_from")
-        if not isinstance(source, str):
-            return None  # a new untitled file, folder or notebook
-        action = "file.copy"
-        source_path = os_path(root, source)
-        summary, preview = _tree_preview(
-            "Copy",
-            source.strip("/"),
-            source_path,
-            f" into {api_path or '/'}",
-            (("path:into", api_path or "/"),),
-        )
-        request["copy_from"] = source.strip("/")
-        state["source"] = _state(source_path)
-    elif handler_name == f"{_CONTENTS}.CheckpointsHandler" and method == "POST":
-        # A new checkpoint replaces the one a person would restore from.
-        action = "file.checkpoint"
-        summary, preview = _tree_preview("Replace the checkpoint of", api_path, target)
-    elif handler_name == f"{_CONTENTS}.ModifyCheckpointsHandler":
-        checkpoint = str(path_kwargs.get("checkpoint_id") or "")
-        verb = "Restore" if method == "POST" else "Delete checkpoint of"
-        action = "file.restore" if method == "POST" else "file.delete_checkpoint"
-        summary, preview = _tree_preview(
-            verb, api_path, target, f" (checkpoint {checkpoint})", (("checkpoint", checkpoint),)
-        )
-        request["checkpoint_id"] = checkpoint
-    else:
-        return None
-    # The slot names the request without the target's state: an approval of it meets a
+    request: dict[str, Any],
+    state: dict[str, Any],
+) -> HeldWrite:
+    # The slot names the change without the target's state: an approval of it meets a
     # changed target as a fingerprint mismatch, not as a new request.
     slot = fingerprint({"action": action, "agent": agent, "request": request})
     digest = fingerprint({"action": action, "agent": agent, "request": request, "state": state})
     return HeldWrite(action, summary, preview.text, digest, slot, preview.structured)
+
+
+def held_file_write(
+    api_path: str, new: bytes, root: Path, agent: str, copy_of: str | None = None
+) -> HeldWrite:
+    """Writing ``new`` at ``api_path`` (create or replace); ``copy_of`` names a copy's source."""
+    target = os_path(root, api_path)
+    facts = (("copy of", copy_of),) if copy_of is not None else ()
+    summary, preview = _write_preview(api_path, target, new, facts)
+    request: dict[str, Any] = {
+        "op": "write",
+        "path": api_path,
+        "content_sha256": hashlib.sha256(new).hexdigest(),
+    }
+    if copy_of is not None:
+        summary = f"{summary}, a copy of {copy_of}"
+        request["copy_of"] = copy_of
+    action = "file.copy" if copy_of is not None else "file.write"
+    return _held(action, summary, preview, agent, request, {"target": _state(target)})
+
+
+def held_new_folder(api_path: str, root: Path, agent: str) -> HeldWrite:
+    """Creating the folder ``api_path``."""
+    preview = PreviewText()
+    preview.add(f"Create the folder {api_path}")
+    structured = StructuredPreview()
+    structured.count("folders created", 1, "added")
+    structured.facts([("change", "Create folder"), ("path:path", api_path)])
+    shown = Preview(preview.render(), structured.document())
+    request = {"op": "mkdir", "path": api_path}
+    state = {"target": _state(os_path(root, api_path))}
+    return _held("file.mkdir", f"Create the folder {api_path}", shown, agent, request, state)
+
+
+def held_delete(api_path: str, root: Path, agent: str) -> HeldWrite:
+    """Deleting ``api_path`` (a file, or a folder with all it holds)."""
+    target = os_path(root, api_path)
+    summary, preview = _tree_preview("Delete", api_path, target, tone="removed")
+    request = {"op": "delete", "path": api_path}
+    return _held("file.delete", summary, preview, agent, request, {"target": _state(target)})
+
+
+def held_rename(old_path: str, new_path: str, root: Path, agent: str) -> HeldWrite:
+    """Renaming or moving ``old_path`` to ``new_path``."""
+    target = os_path(root, old_path)
+    summary, preview = _tree_preview(
+        "Rename", old_path, target, f" to {new_path}", (("path:to", new_path),)
+    )
+    request = {"op": "rename", "path": old_path, "to": new_path}
+    state = {"target": _state(target), "destination": _state(os_path(root, new_path))}
+    return _held("file.move", summary, preview, agent, request, state)
+
+
+def held_checkpoint(
+    op: str, api_path: str, checkpoint_id: str, root: Path, agent: str
+) -> HeldWrite:
+    """A checkpoint change of ``api_path``: ``create`` (replaces the one a person would restore
+    from), ``restore`` or ``delete``."""
+    target = os_path(root, api_path)
+    if op == "create":
+        action = "file.checkpoint"
+        summary, preview = _tree_preview("Replace the checkpoint of", api_path, target)
+    else:
+        verb = "Restore" if op == "restore" else "Delete checkpoint of"
+        action = "file.restore" if op == "restore" else "file.delete_checkpoint"
+        summary, preview = _tree_preview(
+            verb,
+            api_path,
+            target,
+            f" (checkpoint {checkpoint_id})",
+            (("checkpoint", checkpoint_id),),
+        )
+    request = {"op": f"checkpoint.{op}", "path": api_path, "checkpoint_id": checkpoint_id}
+    return _held(action, summary, preview, agent, request, {"target": _state(target)})
 
 
 def pending_write_error(info_id: str, fp: str, summary: str) -> errors.ApprovalPending:

@@ -3,7 +3,6 @@ edits. Built beside the text (which stays as it was) and kept by the store with 
 
 from __future__ import annotations
 
-import base64
 import json
 from pathlib import Path
 
@@ -15,11 +14,9 @@ from jupyter_approvals.core.policy import Limits, ManualClock
 from jupyter_approvals.core.structured import checked_structured
 from jupyter_approvals.server.agent_hold import AgentHold
 from jupyter_approvals.server.held_code import held_preview
-from jupyter_approvals.server.held_files import held_write
+from jupyter_approvals.server.held_files import held_delete, held_file_write, held_rename
 from jupyter_approvals.server.held_room_edits import held_room_edit
 from jupyter_approvals.server.server_journals import ServerJournals
-
-CONTENTS = "jupyter_server.services.contents.handlers.ContentsHandler"
 
 
 @pytest.fixture
@@ -97,12 +94,9 @@ def test_held_code_of_many_short_lines_is_shown_whole(hold):
 def test_an_overwrite_by_an_agent_is_a_diff_with_changed_words(hold, root):
     # Given data.csv, and an agent PUT changing one value
     (root / "data.csv").write_text("region,units\nnorth,120\nsouth,80\n")
-    body = json.dumps(
-        {"type": "file", "format": "text", "content": "region,units\nnorth,120\nsouth,95\n"}
-    )
+    new = b"region,units\nnorth,120\nsouth,95\n"
     # When the server makes its held form
-    write = held_write(CONTENTS, "PUT", {"path": "data.csv"}, body.encode(), root, "bot")
-    assert write is not None
+    write = held_file_write("data.csv", new, root, "bot")
     document = checked(write.structured)
     # Then the counts, the file and the changed value are there
     assert headline(document) == {"line added": 1, "line removed": 1}
@@ -123,11 +117,7 @@ def test_an_overwrite_by_an_agent_is_a_diff_with_changed_words(hold, root):
 
 def test_a_binary_write_by_an_agent_gives_sizes_and_the_digest(root):
     (root / "blob.bin").write_bytes(b"\x00" * 10)
-    body = json.dumps(
-        {"type": "file", "format": "base64", "content": base64.b64encode(b"\x00\x01").decode()}
-    )
-    write = held_write(CONTENTS, "PUT", {"path": "blob.bin"}, body.encode(), root, "bot")
-    assert write is not None
+    write = held_file_write("blob.bin", b"\x00\x01", root, "bot")
     document = checked(write.structured)
     assert headline(document) == {"bytes before": 10, "bytes after": 2}
     assert facts(document)["sha256"].startswith("-> ")
@@ -142,8 +132,7 @@ def test_an_agent_delete_counts_and_lists_what_goes(root):
     (root / "out" / "a.csv").write_text("1\n")
     (root / "out" / "b.csv").write_text("22\n")
     # When an agent deletes it
-    write = held_write(CONTENTS, "DELETE", {"path": "out"}, b"", root, "bot")
-    assert write is not None
+    write = held_delete("out", root, "bot")
     document = checked(write.structured)
     # Then the counts say what goes, and the paths are listed
     assert document["headline"][0] == {"label": "files", "count": 2, "tone": "removed"}
@@ -155,9 +144,7 @@ def test_an_agent_delete_counts_and_lists_what_goes(root):
 
 def test_an_agent_rename_names_both_paths(root):
     (root / "a.txt").write_text("x\n")
-    body = json.dumps({"path": "b.txt"}).encode()
-    write = held_write(CONTENTS, "PATCH", {"path": "a.txt"}, body, root, "bot")
-    assert write is not None
+    write = held_rename("a.txt", "b.txt", root, "bot")
     document = checked(write.structured)
     assert facts(document)["path"] == "a.txt"
     assert facts(document)["to"] == "b.txt"
@@ -195,10 +182,8 @@ def test_a_huge_agent_write_keeps_the_budget_and_announces_the_rest(root):
     # Given a file of 50,000 lines of which every 5th changes
     (root / "big.txt").write_text("".join(f"line {n}\n" for n in range(50_000)))
     new = "".join(f"line {n}{' x' if n % 5 == 0 else ''}\n" for n in range(50_000))
-    body = json.dumps({"type": "file", "format": "text", "content": new}).encode()
     # When held
-    write = held_write(CONTENTS, "PUT", {"path": "big.txt"}, body, root, "bot")
-    assert write is not None
+    write = held_file_write("big.txt", new.encode(), root, "bot")
     document = checked(write.structured)
     # Then the structured form is within budget and says what it left out
     compact = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
