@@ -61,7 +61,15 @@ class AgentGate:
         self.sessions_started: dict[str, str] = {}
         self._sockets: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self._paused: set[str] = set()
-        self.kernel_screen = KernelScreen(registry, hold, policy, log, session_manager)
+        self.kernel_screen = KernelScreen(
+            registry,
+            hold,
+            policy,
+            log,
+            session_manager,
+            owns_kernel=self.owns_kernel,
+            agents_sessions=lambda: self.sessions_started.keys(),
+        )
 
     # -- HTTP and websocket upgrades -----------------------------------------------------
 
@@ -92,18 +100,37 @@ class AgentGate:
         if hasattr(handler, "ws_connection"):
             self._sockets[handler] = agent
 
+    def owns_kernel(self, agent: str, kernel_id: str) -> bool:
+        """Whether ``agent`` started ``kernel_id`` and no person has worked in it since."""
+        return self.kernels_started.get(kernel_id) == agent
+
     def _check_ownership(self, handler: web.RequestHandler, agent: str) -> None:
         name = agent_routes.handler_name(handler)
         method = (handler.request.method or "").upper()
         kwargs = handler.path_kwargs
         if name in (f"{_KERNELS}.KernelHandler", f"{_KERNELS}.KernelActionHandler"):
-            stops = method == "DELETE" or kwargs.get("action") == "restart"
+            acts = method == "DELETE" or kwargs.get("action") in ("restart", "interrupt")
             kernel_id = kwargs.get("kernel_id", "")
-            if stops and self.kernels_started.get(kernel_id) != agent:
+            if acts and not self.owns_kernel(agent, kernel_id):
                 raise agent_routes.forbidden(
-                    f"Agents may shut down or restart only kernels they started; {kernel_id} "
-                    f"is not one of agent {agent}'s. Nothing was done.",
+                    f"Agents may shut down, restart or interrupt only kernels they started and "
+                    f"nobody else works in; {kernel_id} is not one of agent {agent}'s. Nothing "
+                    "was done.",
                     kernel_id=kernel_id,
+                )
+        if (name, method) in (
+            (f"{_SESSIONS}.SessionRootHandler", "POST"),
+            (f"{_SESSIONS}.SessionHandler", "PATCH"),
+        ):
+            # A session on someone else's kernel would name a path of the agent's choosing
+            # for it (what held code says it runs in) and, once moved, stop it.
+            kernel = agent_routes.json_body(handler.request.body).get("kernel")
+            attached = kernel.get("id") if isinstance(kernel, dict) else None
+            if attached is not None and not self.owns_kernel(agent, str(attached)):
+                raise agent_routes.forbidden(
+                    f"Agents may attach sessions only to kernels they started; {attached} is "
+                    f"not one of agent {agent}'s. Ask for a new kernel by name. Nothing was done.",
+                    kernel_id=str(attached),
                 )
         if name == f"{_SESSIONS}.SessionHandler" and method in ("DELETE", "PATCH"):
             # Deleting a session, or moving it to another kernel, shuts its kernel down: the
@@ -111,12 +138,55 @@ class AgentGate:
             session_id = kwargs.get("session_id", "")
             its_kernel = sessions.kernel_of_session(self._sessions, session_id)
             if self.sessions_started.get(session_id) != agent or (
-                its_kernel is not None and self.kernels_started.get(its_kernel) != agent
+                its_kernel is not None and not self.owns_kernel(agent, its_kernel)
             ):
                 raise agent_routes.forbidden(
                     f"Agents may change or delete only sessions they started, on kernels they "
                     f"started; {session_id} is not one of agent {agent}'s. Nothing was done.",
                     session_id=session_id,
+                )
+
+    # -- a person's requests ---------------------------------------------------------------
+
+    def note_person(self, handler: web.RequestHandler) -> None:
+        """A person's request: a kernel or session the person starts working in is no longer
+        an agent's to stop, interrupt or move (it may have been made by an agent first)."""
+        name = agent_routes.handler_name(handler)
+        method = (handler.request.method or "").upper()
+        if name == f"{_KERNELS_WS}.KernelWebsocketHandler" or (
+            name == f"{_SESSIONS}.SessionHandler" and method == "PATCH"
+        ):
+            kernel_id = handler.path_kwargs.get("kernel_id")
+            session_id = handler.path_kwargs.get("session_id")
+            if session_id is not None:
+                kernel_id = sessions.kernel_of_session(self._sessions, session_id)
+            self._hand_over(kernel_id, session_id)
+        elif name == f"{_SESSIONS}.SessionRootHandler" and method == "POST":
+            # Opening a notebook whose session an agent created answers with that session.
+            finish = handler.finish
+
+            def handing_over(chunk: Any = None) -> Any:
+                model = _json_object(chunk)
+                kernel = model.get("kernel")
+                self._hand_over(
+                    kernel.get("id") if isinstance(kernel, dict) else None, model.get("id")
+                )
+                return finish(chunk)
+
+            handler.finish = handing_over  # type: ignore[method-assign]
+
+    def _hand_over(self, kernel_id: object, session_id: object) -> None:
+        for started, key in (
+            (self.kernels_started, kernel_id),
+            (self.sessions_started, session_id),
+        ):
+            if isinstance(key, str) and key in started:
+                agent = started.pop(key)
+                self.log.info(
+                    "jupyter-approvals: a person works in %s, which agent %s started; the agent "
+                    "can no longer stop, interrupt or move it",
+                    key,
+                    agent,
                 )
 
     def _check_body(self, handler: web.RequestHandler) -> None:
@@ -195,12 +265,7 @@ class AgentGate:
     ) -> None:
         # A POST for a path that has a session answers with that (someone else's) session,
         # and a session can name a running kernel: only what is new is the agent's.
-        try:
-            model = json.loads(chunk)
-        except (TypeError, ValueError):
-            return
-        if not isinstance(model, dict):
-            return
+        model = _json_object(chunk)
         kernel = model.get("kernel") if "kernel" in model else model
         session_id = model.get("id") if "kernel" in model else None
         if isinstance(session_id, str) and session_id not in sessions_before:
@@ -253,3 +318,12 @@ class AgentGate:
     def screen(self, connection: Any, raw: Any) -> Any | None:
         """What to forward to the kernel for this client frame (None: nothing)."""
         return self.kernel_screen.screen(connection, raw)
+
+
+def _json_object(chunk: Any) -> dict[str, Any]:
+    """A handler's JSON reply as an object ({} for anything else)."""
+    try:
+        model = json.loads(chunk)
+    except (TypeError, ValueError):
+        return {}
+    return model if isinstance(model, dict) else {}

@@ -83,6 +83,8 @@ class _AgentAwareIdentity:
             user = super().get_user(handler)  # type: ignore[misc]
             if inspect.isawaitable(user):
                 user = await user
+            if gate is not None and user is not None:
+                gate.note_person(handler)
             return user  # type: ignore[no-any-return]
         if not self.auth_enabled:  # type: ignore[attr-defined]
             refuse(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
+from collections.abc import Callable, Collection
 from typing import Any
 
 from jupyter_client.session import Session
@@ -47,6 +48,8 @@ class KernelScreen:
         policy: str,
         log: logging.Logger | logging.LoggerAdapter[Any],
         session_manager: Any = None,
+        owns_kernel: Callable[[str, str], bool] = lambda _agent, _kernel: False,
+        agents_sessions: Callable[[], Collection[str]] = frozenset,
     ) -> None:
         if policy not in POLICIES:
             raise ValueError(f"unknown agent code policy {policy!r}")
@@ -55,6 +58,8 @@ class KernelScreen:
         self.policy = policy
         self.log = log
         self.session_manager = session_manager
+        self._owns_kernel = owns_kernel
+        self._agents_sessions = agents_sessions
         self._session = Session(username="jupyter-approvals")
 
     def screen(self, connection: Any, raw: Any) -> Any | None:
@@ -100,6 +105,17 @@ class KernelScreen:
             )
             self._answer_refusal(connection, message, subprotocol, error)
             return None
+        kernel_id = str(getattr(connection, "kernel_id", "") or "")
+        if msg_type == "interrupt_request" and not self._owns_kernel(agent, kernel_id):
+            error = errors.ApprovalAgentForbidden(
+                f"Agents may interrupt only kernels they started and nobody else works in; "
+                f"{kernel_id} is not one of agent {agent}'s. Nothing was sent to the kernel.",
+                msg_type=msg_type,
+                kernel_id=kernel_id,
+            )
+            self.log.warning("jupyter-approvals refused agent %s: %s", agent, error.message)
+            self._answer_refusal(connection, message, subprotocol, error)
+            return None
         if channel in ("shell", "control") and msg_type in AGENT_MESSAGE_TYPES:
             return message.raw
         if channel == "shell" and msg_type == "execute_request":
@@ -131,7 +147,9 @@ class KernelScreen:
                 message.content(),
                 kernel_id,
                 agent,
-                sessions.notebook_of_kernel(self.session_manager, kernel_id),
+                sessions.notebook_of_kernel(
+                    self.session_manager, kernel_id, self._agents_sessions()
+                ),
             )
         except errors.ApprovalError as exc:
             self._answer_execute(connection, message, subprotocol, exc.code, refusal_text(exc))

@@ -9,6 +9,7 @@ answer None or an empty set when a manager keeps its sessions elsewhere.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Collection
 from typing import Any
 
 
@@ -18,14 +19,21 @@ def _rows(session_manager: Any, query: str, args: tuple[str, ...] = ()) -> list[
     return []
 
 
-def notebook_of_kernel(session_manager: Any, kernel_id: str) -> str | None:
-    """The path of the session that uses ``kernel_id``, if there is one."""
-    for (path,) in _rows(
-        session_manager, "SELECT path FROM session WHERE kernel_id=?", (kernel_id,)
-    ):
-        if isinstance(path, str):
-            return path
-    return None
+def notebook_of_kernel(
+    session_manager: Any, kernel_id: str, agents_sessions: Collection[str] = ()
+) -> str | None:
+    """The path of the session that uses ``kernel_id``, if there is one.
+
+    A session that a person's client made is named before one in ``agents_sessions`` (the ids
+    of sessions agents created): an agent's session path is its own claim about the kernel.
+    """
+    rows = _rows(
+        session_manager, "SELECT session_id, path FROM session WHERE kernel_id=?", (kernel_id,)
+    )
+    paths = sorted(
+        (session_id in agents_sessions, path) for session_id, path in rows if isinstance(path, str)
+    )
+    return paths[0][1] if paths else None
 
 
 def kernel_of_session(session_manager: Any, session_id: str) -> str | None:
