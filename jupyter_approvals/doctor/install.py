@@ -125,7 +125,12 @@ def check_server_extension(
     }
     label = f"{name} {version}".strip()
     fix_enable = f"jupyter server extension enable {name}"
-    fix_install = "reinstall jupyter-approvals (pip install --force-reinstall jupyter-approvals)"
+    # Never by name: jupyter-approvals is on no package index, and whoever registers the name
+    # there would be installed.
+    fix_install = (
+        "reinstall jupyter-approvals from your clone of it "
+        "(pip install --force-reinstall /path/to/your/clone/of/jupyter-approvals)"
+    )
     if enabled and problem is None:
         return Check(
             "server_extension", True, f"{label} is enabled (in {source}) and loads", info=info

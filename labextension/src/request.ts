@@ -16,9 +16,13 @@ import {
   IPendingRequest
 } from './tokens';
 
-/** The commands that install and enable the server extension, in order. */
+/**
+ * The commands that install and enable the server extension, in order. jupyter-approvals is
+ * on no package index (a package of that name there would be someone else's): it is installed
+ * from a clone, as its README says.
+ */
 export const INSTALL_COMMANDS: readonly string[] = [
-  'pip install jupyter-approvals',
+  'pip install /path/to/your/clone/of/jupyter-approvals',
   'jupyter server extension enable jupyter_approvals'
 ];
 
@@ -31,7 +35,8 @@ export class ServerExtensionMissing extends Error {
     const detail = `${url} answered ${status === 200 ? 'with something other than JSON' : status}`;
     super(
       `The jupyter-approvals server extension is not running on this Jupyter server (${detail}). ` +
-        'Install and enable it in the environment that runs Jupyter: ' +
+        'Install it from a clone of jupyter-approvals (it is on no package index: see its README) ' +
+        'and enable it, in the environment that runs Jupyter: ' +
         `${INSTALL_COMMANDS.map(command => `\`${command}\``).join(' then ')}; then restart Jupyter.`
     );
     this.name = 'ServerExtensionMissing';

@@ -365,7 +365,11 @@ describe('the connection', () => {
       unansweredKernels: [],
       journalErrors: []
     });
-    expect(model.connection.message).toContain('pip install jupyter-approvals');
+    expect(model.connection.message).toContain(
+      'pip install /path/to/your/clone/of/jupyter-approvals'
+    );
+    expect(model.connection.message).not.toContain('pip install jupyter-approvals');
+    expect(model.connection.message).toContain('on no package index');
     // And the requests are gone: none can be decided without the extension
     expect(model.keys).toEqual([]);
     expect(changes).toEqual([{ added: [], removed: ['k1/a'], updated: [], reordered: false }]);

@@ -34,8 +34,8 @@ def require(module: str, purpose: str, extra: str | None = None) -> ModuleType:
         extra = extra or EXTRA_OF_MODULE.get(top, "ops")
         raise ApprovalMissingDependency(
             f"The package {top!r} is needed to {purpose} but is not installed in this kernel's "
-            f"environment. Nothing ran. Install it with: "
-            f"pip install 'jupyter-approvals[{extra}]'",
+            f"environment. Nothing ran. Install it with: pip install '{top}', or from your "
+            f"clone of jupyter-approvals: pip install '/path/to/your/clone[{extra}]'",
             package=top,
             extra=extra,
             reason=str(exc),

@@ -318,7 +318,7 @@ def test_missing_sqlalchemy_names_the_extra(
     with pytest.raises(errors.ApprovalMissingDependency) as missing:
         execute_sql("sqlite://", "SELECT 1")
     assert missing.value.details["extra"] == "sql"
-    assert "jupyter-approvals[sql]" in str(missing.value)
+    assert "/path/to/your/clone[sql]" in str(missing.value)
     assert session.store.pending() == []
 
 

@@ -155,7 +155,7 @@ def test_a_missing_package_names_the_sql_extra(
     with pytest.raises(errors.ApprovalMissingDependency) as missing:
         to_sql(FRAME, "sales", url(db), if_exists="replace")
     assert missing.value.details["extra"] == "sql"
-    assert "pip install 'jupyter-approvals[sql]'" in str(missing.value)
+    assert "pip install '/path/to/your/clone[sql]'" in str(missing.value)
     assert missing.value.details["package"] == module
     assert session.store.pending() == []
 
