@@ -338,8 +338,9 @@ class ApprovalStore(EventedState[RequestInfo], StoreViews):
         self._table.retire(request)
         return issue_lease(request.id, action, fingerprint)
 
-    def finish(self, lease: Lease, error: BaseException | None = None) -> None:
-        """Record how the run of ``lease`` ended: executed, or failed with ``error``."""
+    def finish(self, lease: Lease, error: BaseException | str | None = None) -> None:
+        """Record how the run of ``lease`` ended: executed, or failed with ``error`` (an
+        exception, or the text of one reported by another process, ``"Name: message"``)."""
         with self._transaction():
             request = self._table.ended.get(lease.request_id)
             if request is None or request.status is not Status.RUNNING:
@@ -349,7 +350,8 @@ class ApprovalStore(EventedState[RequestInfo], StoreViews):
                 self._emit("executed", request)
             else:
                 request.status = Status.FAILED
-                self._emit("failed", request, error=f"{type(error).__name__}: {error}"[:500])
+                text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+                self._emit("failed", request, error=text[:500])
 
     def sweep(self) -> None:
         """End requests and approvals whose time is up (also done on every other call)."""

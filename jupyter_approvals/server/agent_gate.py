@@ -319,6 +319,14 @@ class AgentGate:
         """What to forward to the kernel for this client frame (None: nothing)."""
         return self.kernel_screen.screen(connection, raw)
 
+    def screen_outgoing(self, connection: Any, stream: Any, msg_list: Any) -> None:
+        """See a kernel's message to a client (replies to approved held code)."""
+        self.kernel_screen.outgoing(connection, stream, msg_list)
+
+    def connection_closed(self, connection: Any) -> None:
+        """A kernel websocket connection closed."""
+        self.kernel_screen.closed(connection)
+
 
 def _json_object(chunk: Any) -> dict[str, Any]:
     """A handler's JSON reply as an object ({} for anything else)."""

@@ -166,8 +166,9 @@ class AgentHold:
         )
         return info
 
-    def ran(self, lease: Lease, error: BaseException | None = None) -> None:
-        """The approved request was forwarded to its kernel, or carried out (or failed)."""
+    def ran(self, lease: Lease, error: BaseException | str | None = None) -> None:
+        """The approved request ran: executed, or failed with ``error`` (for held code, the
+        text of the kernel's reply, ``"ename: evalue"``)."""
         store = self._store_of(lease.request_id)
         if store is not None:
             store.finish(lease, error)

@@ -159,11 +159,27 @@ def wrap_kernel_connection(base: type[Any]) -> type[Any]:
             return None
         return base.handle_incoming_message(self, forwarded)
 
+    def handle_outgoing_message(self: Any, stream: Any, outgoing_msg: Any) -> Any:
+        gate = self.websocket_handler.settings.get(GATE_SETTING)
+        if gate is not None:
+            gate.screen_outgoing(self, stream, outgoing_msg)
+        return base.handle_outgoing_message(self, stream, outgoing_msg)
+
+    def disconnect(self: Any) -> Any:
+        gate = self.websocket_handler.settings.get(GATE_SETTING)
+        if gate is not None:
+            gate.connection_closed(self)
+        return base.disconnect(self)
+
     handle_incoming_message.__doc__ = (
         "Screen a client's frame, then forward what the gate lets through."
     )
+    handle_outgoing_message.__doc__ = "Let the gate see the kernel's replies, then send them on."
+    disconnect.__doc__ = "Tell the gate this client is gone, then disconnect."
     namespace = {
         "handle_incoming_message": handle_incoming_message,
+        "handle_outgoing_message": handle_outgoing_message,
+        "disconnect": disconnect,
         "jupyter_approvals_wrapped": True,
     }
     return type(f"AgentGated{base.__name__}", (base,), namespace)

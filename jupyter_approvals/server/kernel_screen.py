@@ -36,6 +36,15 @@ _PROTOCOL_VERSION = re.compile(r"5\.\d+")
 STAMPED_TYPES = frozenset({"execute_request", "comm_open", "comm_msg", "comm_close"})
 #: Policies for agent code: held until approved, or run with only protected calls asking.
 POLICIES = ("ask", "protected-only")
+#: How approved held code ends when its client left before the kernel replied.
+_UNKNOWN_OUTCOME = (
+    "OutcomeUnknown: the agent's connection closed before the kernel replied; the code was "
+    "sent to the kernel and may have run"
+)
+
+
+def _bytes(frame: Any) -> bytes:
+    return frame if isinstance(frame, bytes) else bytes(getattr(frame, "bytes", frame))
 
 
 class KernelScreen:
@@ -60,6 +69,9 @@ class KernelScreen:
         self.session_manager = session_manager
         self._owns_kernel = owns_kernel
         self._agents_sessions = agents_sessions
+        #: Approved held code forwarded and not yet answered: (connection id, msg_id) ->
+        #: (connection, lease).
+        self._awaiting: dict[tuple[int, str], tuple[Any, Lease]] = {}
         self._session = Session(username="jupyter-approvals")
 
     def screen(self, connection: Any, raw: Any) -> Any | None:
@@ -160,12 +172,55 @@ class KernelScreen:
             return None
         if isinstance(outcome, Lease):
             forwarded = message.stamped(stamp)
-            self.hold.ran(outcome)
+            # Journaled executed or failed when the kernel's execute_reply comes back.
+            key = (id(connection), str(message.header.get("msg_id")))
+            earlier = self._awaiting.pop(key, None)
+            if earlier is not None:
+                self.hold.ran(earlier[1], _UNKNOWN_OUTCOME)
+            self._awaiting[key] = (connection, outcome)
             return forwarded
         self._answer_execute(
             connection, message, subprotocol, errors.ApprovalPending.code, pending_text(outcome)
         )
         return None
+
+    # -- what the kernel answers ---------------------------------------------------------
+
+    def outgoing(self, connection: Any, stream: Any, msg_list: list[Any]) -> None:
+        """Look at a message the kernel sends to a client: the ``execute_reply`` to approved
+        held code journals it ``executed`` or ``failed`` (with the error's name)."""
+        if not self._awaiting:
+            return  # the person's traffic pays one dict check
+        channel = stream if isinstance(stream, str) else getattr(stream, "channel", None)
+        if channel != "shell":
+            return
+        session = connection.session
+        try:
+            _, fed = session.feed_identities(msg_list)
+            header = session.unpack(_bytes(fed[1]))
+            if header.get("msg_type") != "execute_reply":
+                return
+            parent = session.unpack(_bytes(fed[2]))
+            key = (id(connection), str(parent.get("msg_id")))
+            if key not in self._awaiting:
+                return
+            content = session.unpack(_bytes(fed[4]))
+        except Exception:  # not a message of the kernel's: the server reports it, not us
+            return
+        _, lease = self._awaiting.pop(key)
+        status = content.get("status") if isinstance(content, dict) else None
+        if status == "ok":
+            self.hold.ran(lease)
+        else:
+            name = content.get("ename") if isinstance(content, dict) else None
+            value = content.get("evalue") if isinstance(content, dict) else None
+            self.hold.ran(lease, f"{name or status or 'unknown'}: {value or ''}".rstrip(": "))
+
+    def closed(self, connection: Any) -> None:
+        """A client's connection closed: what it awaits will not be answered to it."""
+        for key in [key for key in self._awaiting if key[0] == id(connection)]:
+            _, lease = self._awaiting.pop(key)
+            self.hold.ran(lease, _UNKNOWN_OUTCOME)
 
     # -- answers in the kernel's place ---------------------------------------------------
 

@@ -247,6 +247,115 @@ async def test_every_step_of_held_code_is_journaled(
     assert approved["decided_by"]
 
 
+async def held_journal(jp_root_dir, state_dir, request_id: str) -> list[dict]:
+    path = journal_path(Path(jp_root_dir).resolve(), state_dir)
+    entries = [e for e in read_entries(path, limit=50).entries if e["request_id"] == request_id]
+    return list(reversed(entries))
+
+
+async def test_approved_code_that_raises_is_journaled_failed_with_the_error_name(
+    jp_fetch, kernels, open_socket, jp_root_dir, state_dir
+):
+    # Given approved agent code that raises in the kernel
+    kernel = await kernels()
+    agent = await open_socket(kernel.id)
+    code = "1 / 0"
+    await agent.execute(code)
+    [item] = await held_items(jp_fetch)
+    await asyncio.sleep(1.1)
+    await decide(jp_fetch, item)
+    # When the agent sends it again and the kernel runs it
+    result = await agent.execute(code)
+    assert result["reply"]["ename"] == "ZeroDivisionError"
+    # Then the journal says it failed, with the kernel's error, and never that it executed
+    entries = await held_journal(jp_root_dir, state_dir, item["id"])
+    assert [e["event"] for e in entries] == ["requested", "approved", "failed"]
+    assert entries[-1]["error"].startswith("ZeroDivisionError: division by zero")
+
+
+async def test_approved_code_is_journaled_executed_only_when_the_kernel_replied(
+    jp_fetch, kernels, open_socket, jp_root_dir, state_dir
+):
+    # Given approved agent code that the kernel runs until the test lets it finish
+    root = Path(jp_root_dir)
+    kernel = await kernels()
+    agent = await open_socket(kernel.id)
+    code = (
+        "import time, pathlib\n"
+        "pathlib.Path('started').touch()\n"
+        "while not pathlib.Path('go').exists():\n"
+        "    time.sleep(0.05)"
+    )
+    await agent.execute(code)
+    [item] = await held_items(jp_fetch)
+    await asyncio.sleep(1.1)
+    await decide(jp_fetch, item)
+    msg_id = await agent.send(
+        "execute_request",
+        {
+            "code": code,
+            "silent": False,
+            "store_history": True,
+            "user_expressions": {},
+            "allow_stdin": False,
+            "stop_on_error": True,
+        },
+    )
+    # When the kernel runs it and has not replied yet
+    for _ in range(1200):
+        if (root / "started").exists():
+            break
+        await asyncio.sleep(0.05)
+    assert (root / "started").exists()
+    events = [e["event"] for e in await held_journal(jp_root_dir, state_dir, item["id"])]
+    # Then nothing says it executed
+    assert "executed" not in events
+    # When the cell ends
+    (root / "go").write_text("1")
+    replies = await agent.replies_to(msg_id)
+    assert any(m["msg_type"] == "execute_reply" for m in replies)
+    # Then it is journaled executed
+    events = [e["event"] for e in await held_journal(jp_root_dir, state_dir, item["id"])]
+    assert events == ["requested", "approved", "executed"]
+
+
+async def test_approved_code_whose_agent_left_before_the_reply_is_journaled_unknown(
+    jp_fetch, kernels, open_socket, jp_root_dir, state_dir
+):
+    # Given approved agent code the kernel is running
+    root = Path(jp_root_dir)
+    kernel = await kernels()
+    agent = await open_socket(kernel.id)
+    code = "import time, pathlib\nwhile not pathlib.Path('go').exists():\n    time.sleep(0.05)"
+    await agent.execute(code)
+    [item] = await held_items(jp_fetch)
+    await asyncio.sleep(1.1)
+    await decide(jp_fetch, item)
+    await agent.send(
+        "execute_request",
+        {
+            "code": code,
+            "silent": False,
+            "store_history": True,
+            "user_expressions": {},
+            "allow_stdin": False,
+            "stop_on_error": True,
+        },
+    )
+    # When the agent's socket closes before the kernel replied
+    agent.close()
+    entries: list[dict] = []
+    for _ in range(200):
+        entries = await held_journal(jp_root_dir, state_dir, item["id"])
+        if len(entries) == 3:
+            break
+        await asyncio.sleep(0.05)
+    (root / "go").write_text("1")
+    # Then the journal says the outcome is unknown, not that it executed
+    assert [e["event"] for e in entries] == ["requested", "approved", "failed"]
+    assert entries[-1]["error"].startswith("OutcomeUnknown:")
+
+
 async def test_removing_an_agent_closes_its_open_sockets(jp_fetch, kernels, open_socket, state_dir):
     kernel = await kernels()
     agent = await open_socket(kernel.id)
