@@ -19,6 +19,7 @@ from typing import Any
 from jupyter_server.base.call_context import CallContext
 
 from ..core.protocol import CELL_METADATA_KEY
+from .notebook_room import rich
 
 
 def _existing_cells(path: Path) -> dict[str, str | None]:
@@ -69,14 +70,35 @@ def untrust_notebook(content: object, agent: str, on_disk: Path) -> None:
         cell["metadata"] = metadata
 
 
+def signable(nb: Any) -> bool:
+    """Whether every code cell with rich output (any output type, anything but plain text and
+    images) was trusted by a person (``metadata.trusted`` true).
+
+    nbformat's own check counts only ``execute_result`` and ``display_data`` as unsafe and
+    takes a cell without ``trusted`` by its output types, so a cell an agent gave an
+    ``update_display_data`` with HTML passes it, and the next ordinary save would sign it.
+    """
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    for cell in cells if isinstance(cells, list) else []:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        metadata = cell.get("metadata")
+        if isinstance(metadata, dict) and metadata.get("trusted") is True:
+            continue
+        if rich(cell.get("outputs")):
+            return False
+    return True
+
+
 def never_sign_for_agents(
     contents_manager: Any, is_agent: Callable[[object], bool], log: Any
 ) -> None:
-    """Make ``contents_manager`` skip signing a notebook while an agent's request saves it.
+    """Make ``contents_manager`` sign a notebook only when a person trusted what it shows.
 
-    Removing ``trusted`` is not enough on its own: nbformat counts only some output types as
-    unsafe (an ``update_display_data`` output with HTML passes its check) and would sign such
-    a notebook. The request being handled is jupyter_server's per-request context.
+    Not while an agent's request saves it; and for anyone's save (a room's autosave too) only
+    when :func:`signable`: a cell whose rich output no person trusted keeps the notebook
+    unsigned, so an agent's output becomes trusted only by the person's explicit trust. The
+    request being handled is jupyter_server's per-request context.
     """
     if getattr(contents_manager.check_and_sign, "jupyter_approvals_wrapped", False):
         return
@@ -86,6 +108,11 @@ def never_sign_for_agents(
         handler = CallContext.get(CallContext.JUPYTER_HANDLER)
         if handler is not None and is_agent(getattr(handler, "current_user", None)):
             log.info("jupyter-approvals: not signing %s: an agent saved it", path)
+            return None
+        if not signable(nb):
+            log.info(
+                "jupyter-approvals: not signing %s: a cell has rich output no person trusted", path
+            )
             return None
         return original(nb, path, **kwargs)
 

@@ -1,20 +1,18 @@
 """What an agent's updates to a collaboration room may do.
 
 A text file's room: every change of the text is held for a person (:mod:`.held_room_edits`).
-A room of any other file that is not a notebook: refused. A notebook's room: edits pass, but
-they cannot make an output trusted.
-
-JupyterLab takes a cell's ``trusted`` from the room's shared document, and runs the script of a
-trusted output in the person's page, where script can press Approve. So every document update
-an agent sends on a room websocket (jupyter-collaboration) is first applied to a copy of the
-room's document: if afterwards a cell is trusted and has rich output (anything but plain text
-and images) that it did not have trusted before, the update is dropped and the agent's socket
-closed. Everything else an agent client does in a room (insert, edit, delete cells, write the
-outputs of code the person approved) passes; the cells it inserts are then marked
+A room of any other file that is not a notebook: refused. A notebook's room: edits pass, judged
+on the document the room will keep (:mod:`.notebook_room`): an update that the room would keep
+pending, that makes an output trusted, takes another cell's id or rewrites who inserted a cell
+is dropped, the agent told with a coded message and its socket closed. Everything else an agent
+client does in a room (insert, edit, delete and move cells, write the outputs of code the
+person approved) passes; the cells it inserts are then marked
 ``metadata.jupyter_approvals.inserted_by = "agent NAME"`` in the shared document.
 
-pycrdt is imported when a room message is screened: it comes with jupyter-collaboration, which
-is the only way rooms exist.
+JupyterLab takes a cell's ``trusted`` from the room's shared document, and runs the script of a
+trusted output in the person's page, where script can press Approve: that is why trust is
+screened. pycrdt is imported when a room message is screened: it comes with
+jupyter-collaboration, which is the only way rooms exist.
 """
 
 from __future__ import annotations
@@ -30,9 +28,8 @@ from ..core.protocol import CELL_METADATA_KEY
 from . import held_room_edits
 from .agent_hold import AgentHold
 from .held_files import pending_write_error
+from .notebook_room import RoomRefusal, label, shadow_of
 
-#: Output data an untrusted page shows as is; anything else is rich content.
-PLAIN_MIME_TYPES = frozenset({"text/plain", "image/png", "image/jpeg", "image/gif"})
 #: Marking tasks in flight (kept referenced until they end).
 _marking: set[asyncio.Future[None]] = set()
 #: y-websocket: message type SYNC, and its sub-types that carry document updates;
@@ -43,30 +40,6 @@ _RAW = 2
 CLOSE_FORBIDDEN, CLOSE_HELD = 4003, 4009
 
 
-def _rich(outputs: Any) -> bool:
-    for output in outputs or []:
-        data = output.get("data") if isinstance(output, dict) else None
-        if isinstance(data, dict) and set(data) - PLAIN_MIME_TYPES:
-            return True
-    return False
-
-
-def _trusted_rich_cells(doc: Any) -> dict[str, str]:
-    """Cell id -> its rich outputs (as JSON), for every trusted cell that has some."""
-    from pycrdt import Array
-
-    found: dict[str, str] = {}
-    for index, cell in enumerate(doc.get("cells", type=Array).to_py() or []):
-        if not isinstance(cell, dict):
-            continue
-        metadata = cell.get("metadata")
-        trusted = isinstance(metadata, dict) and bool(metadata.get("trusted"))
-        if trusted and _rich(cell.get("outputs")):
-            key = str(cell.get("id") or f"#{index}")
-            found[key] = json.dumps(cell.get("outputs"), sort_keys=True, default=str)
-    return found
-
-
 def update_of(message: bytes) -> bytes | None:
     """The document update a room message carries (None: awareness, sync step 1, raw, ...)."""
     if len(message) < 3 or message[0] != _SYNC or message[1] not in (_SYNC_STEP2, _SYNC_UPDATE):
@@ -74,32 +47,6 @@ def update_of(message: bytes) -> bytes | None:
     from pycrdt import read_message
 
     return bytes(read_message(message[2:]))
-
-
-def _cell_ids(doc: Any) -> set[str]:
-    from pycrdt import Array
-
-    return {
-        cell["id"]
-        for cell in doc.get("cells", type=Array).to_py() or []
-        if isinstance(cell, dict) and isinstance(cell.get("id"), str)
-    }
-
-
-def screen_update(room_doc: Any, update: bytes) -> tuple[bool, set[str]]:
-    """Apply ``update`` to a copy of the room's document: (refused, ids of cells it adds).
-
-    Refused when it would leave a trusted cell with rich output it did not have trusted.
-    """
-    from pycrdt import Doc
-
-    before = _trusted_rich_cells(room_doc)
-    scratch: Any = Doc()
-    scratch.apply_update(room_doc.get_update())
-    scratch.apply_update(update)
-    after = _trusted_rich_cells(scratch)
-    refused = any(before.get(cell) != outputs for cell, outputs in after.items())
-    return refused, _cell_ids(scratch) - _cell_ids(room_doc)
 
 
 async def mark_inserted_cells(room_doc: Any, cell_ids: set[str], agent: str) -> None:
@@ -119,7 +66,7 @@ async def mark_inserted_cells(room_doc: Any, cell_ids: set[str], agent: str) -> 
                 cell_id = cell.get("id") if isinstance(cell, Map) else None
                 if cell_id in remaining and isinstance(cell.get("metadata"), Map):
                     # A plain value, as JupyterLab stores metadata (it reads it as JSON).
-                    cell["metadata"][CELL_METADATA_KEY] = {"inserted_by": f"agent {agent}"}
+                    cell["metadata"][CELL_METADATA_KEY] = label(agent)
                     remaining.discard(cell_id)
         if not remaining:
             return
@@ -180,22 +127,25 @@ def screen_room_messages(handler: Any, agent: str, log: Any, hold: AgentHold) ->
             log.warning("jupyter-approvals refused agent %s: a room agents may not edit", agent)
             handler.close(CLOSE_FORBIDDEN, "APPROVAL_AGENT_FORBIDDEN: not a room agents may edit")
             return None
-        added: set[str] = set()
         try:
-            refused, added = screen_update(doc, update)
-        except Exception:  # an update we cannot read is not one we let through
-            refused = True
-        if refused:
+            added = shadow_of(doc).screen(update, agent)
+        except RoomRefusal as refusal:
             log.warning(
-                "jupyter-approvals refused agent %s: a room update would make an output "
-                "trusted; the socket is closed",
+                "jupyter-approvals refused agent %s's room update: %s; the socket is closed",
                 agent,
+                refusal,
             )
-            handler.close(CLOSE_FORBIDDEN, "APPROVAL_AGENT_FORBIDDEN: agents may not trust outputs")
+            tell_and_close(
+                handler,
+                errors.ApprovalAgentForbidden(
+                    f"The update was dropped: {refusal}. Nothing reached the room."
+                ),
+                CLOSE_FORBIDDEN,
+            )
             return None
         result = await original(message)
         if added:
-            task = asyncio.ensure_future(mark_inserted_cells(doc, added, agent))
+            task = asyncio.ensure_future(mark_inserted_cells(doc, set(added), agent))
             _marking.add(task)
             task.add_done_callback(_marking.discard)
         return result

@@ -148,3 +148,41 @@ async def test_a_notebook_an_agent_saves_is_never_signed_whatever_its_outputs(
         assert saved["metadata"]["trusted"] is False
         on_disk = nbformat.read(Path(jp_root_dir) / "u.ipynb", as_version=4)
         assert not jp_serverapp.contents_manager.notary.check_signature(on_disk)
+
+
+@pytest.mark.parametrize(
+    "output_type", ["update_display_data", "display_data", "execute_result", "future_output"]
+)
+async def test_the_persons_later_save_never_signs_an_agents_rich_output(
+    jp_fetch, jp_serverapp, jp_root_dir, agent_token, output_type
+):
+    # Given a notebook with the person's trusted cell and a cell an agent gave HTML output,
+    # of a type nbformat's own check may not count, without any "trusted" key (as a
+    # collaboration room's autosave writes it)
+    persons = nbformat.v4.new_code_cell("print(1)")
+    persons.outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
+    persons.metadata["trusted"] = True
+    agents = nbformat.v4.new_code_cell("x = 1")
+    agents.outputs = [{"output_type": output_type, "data": {"text/html": SCRIPT}, "metadata": {}}]
+    agents.metadata["jupyter_approvals"] = {"inserted_by": "agent bot"}
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [persons, agents]
+    content = json.loads(json.dumps(nb))
+    # When the person saves it (an ordinary save, not "Trust Notebook")
+    status, _, _ = await call(
+        jp_fetch,
+        "api",
+        "contents",
+        "shared.ipynb",
+        method="PUT",
+        body=json.dumps({"type": "notebook", "format": "json", "content": content}),
+    )
+    assert status == 201
+    # Then it is not signed: the agent's output stays inert when the notebook is opened again
+    on_disk = nbformat.read(Path(jp_root_dir) / "shared.ipynb", as_version=4)
+    assert not jp_serverapp.contents_manager.notary.check_signature(on_disk)
+    # When the person trusts the notebook explicitly (what "Trust Notebook" asks the server)
+    await call(jp_fetch, "api", "contents", "shared.ipynb", "trust", method="POST", body="")
+    # Then, and only then, it is signed
+    on_disk = nbformat.read(Path(jp_root_dir) / "shared.ipynb", as_version=4)
+    assert jp_serverapp.contents_manager.notary.check_signature(on_disk)
