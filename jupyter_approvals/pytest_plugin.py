@@ -30,7 +30,7 @@ import pytest
 from .core.errors import ApprovalPending
 from .core.model import RequestInfo
 from .core.policy import ManualClock
-from .core.project import STATE_DIR_ENV
+from .core.project import STATE_DIR_ENV, make_git_top_level
 from .kernel.session import KernelSession
 from .testing import KernelFrontend
 
@@ -45,7 +45,7 @@ Decide = Callable[[Callable[[], Any]], RequestInfo]
 def jpa_project(tmp_path: Path) -> Path:
     """A project directory that is a git top level (a ``.git`` directory marks it)."""
     root = tmp_path / "project"
-    (root / ".git").mkdir(parents=True)
+    make_git_top_level(root)
     return root
 
 

@@ -79,21 +79,55 @@ def default_state_dir(environ: Mapping[str, str] = os.environ) -> Path:
     return path
 
 
+def is_git_top_level(directory: str | os.PathLike[str]) -> bool:
+    """Whether ``directory`` holds a ``.git`` that git itself takes for a repository.
+
+    A directory with ``HEAD``, ``objects/`` and ``refs/`` (a normal clone), or a file starting
+    ``gitdir:`` (a worktree or a submodule). An empty ``.git`` (which anything that can create
+    a folder can make) is no repository and moves no project root.
+    """
+    dot_git = Path(directory) / ".git"
+    if dot_git.is_dir():
+        return (
+            (dot_git / "HEAD").is_file()
+            and (dot_git / "objects").is_dir()
+            and (dot_git / "refs").is_dir()
+        )
+    if dot_git.is_file():
+        try:
+            with dot_git.open("rb") as handle:
+                return handle.read(7) == b"gitdir:"
+        except OSError:
+            return False
+    return False
+
+
+def make_git_top_level(directory: str | os.PathLike[str]) -> Path:
+    """Make ``directory`` (created if missing) a git top level as :func:`is_git_top_level`
+    sees one, without running git: an empty repository's ``HEAD``, ``objects/`` and ``refs/``.
+    For tests and examples; returns ``directory``."""
+    dot_git = Path(directory) / ".git"
+    (dot_git / "objects").mkdir(parents=True, exist_ok=True)
+    (dot_git / "refs" / "heads").mkdir(parents=True, exist_ok=True)
+    head = dot_git / "HEAD"
+    if not head.exists():
+        head.write_text("ref: refs/heads/main\n")
+    return Path(directory)
+
+
 def project_root_for(directory: str | os.PathLike[str]) -> Path:
     """The project root for a notebook directory: its git top-level, else the directory.
 
-    Walks up from ``directory`` (symlinks resolved) to the first ancestor-or-self holding
-    a ``.git`` entry, either a directory (a normal clone) or a file (a worktree or a
-    submodule, where ``.git`` holds ``gitdir: ...``). git itself is never run: this is
-    called on the kernel's hot path and must not depend on a ``git`` binary. If
-    ``directory`` is an existing file (say the notebook itself), its directory is used.
+    Walks up from ``directory`` (symlinks resolved) to the first ancestor-or-self that
+    :func:`is_git_top_level`. git itself is never run: this is called on the kernel's hot path
+    and must not depend on a ``git`` binary. If ``directory`` is an existing file (say the
+    notebook itself), its directory is used.
     """
     start = Path(directory).resolve()
     if start.is_file():
         start = start.parent
     for candidate in (start, *start.parents):
-        dot_git = candidate / ".git"
-        if dot_git.is_dir() or dot_git.is_file():
+        if is_git_top_level(candidate):
             return candidate
     return start
 
@@ -168,7 +202,7 @@ def ensure_outside_project(
 
 def _hidden_in_home(state: Path, root: Path, home: str | os.PathLike[str] | None) -> bool:
     home_dir = Path.home() if home is None else Path(home)
-    if root != home_dir.resolve() or (root / ".git").exists() or state == root:
+    if root != home_dir.resolve() or is_git_top_level(root) or state == root:
         return False
     try:
         return state.relative_to(root).parts[0].startswith(".")

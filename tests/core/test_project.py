@@ -16,6 +16,7 @@ from jupyter_approvals.core.project import (
     ensure_outside_project,
     journal_location,
     journal_path,
+    make_git_top_level,
     project_key,
     project_root_for,
 )
@@ -87,8 +88,7 @@ def test_project_key_of_non_utf8_path_hashes_its_bytes(base: Path) -> None:
 
 def test_git_top_level_is_found_from_a_nested_directory(base: Path) -> None:
     # Given a repository with a .git directory and a notebook dir three levels down
-    repo = base / "repo"
-    (repo / ".git").mkdir(parents=True)
+    repo = make_git_top_level(base / "repo")
     nested = repo / "a" / "b" / "notebooks"
     nested.mkdir(parents=True)
 
@@ -116,8 +116,7 @@ def test_worktree_git_file_marks_the_top_level(base: Path) -> None:
 
 def test_nearest_repository_wins_for_a_submodule(base: Path) -> None:
     # Given a submodule (.git file) inside a repository (.git dir)
-    outer = base / "outer"
-    (outer / ".git").mkdir(parents=True)
+    outer = make_git_top_level(base / "outer")
     sub = outer / "vendor" / "lib"
     sub.mkdir(parents=True)
     (sub / ".git").write_text("gitdir: ../../.git/modules/lib\n")
@@ -127,6 +126,32 @@ def test_nearest_repository_wins_for_a_submodule(base: Path) -> None:
 
     # Then the submodule is the project
     assert root == sub
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(lambda dot_git: dot_git.mkdir(), id="empty-folder"),
+        pytest.param(lambda dot_git: dot_git.write_text(""), id="empty-file"),
+        pytest.param(
+            lambda dot_git: (dot_git / "objects").mkdir(parents=True), id="folder-without-head"
+        ),
+        pytest.param(lambda dot_git: dot_git.write_text("not a gitdir line"), id="other-file"),
+    ],
+)
+def test_a_git_entry_that_is_no_repository_moves_no_project_root(base: Path, make) -> None:
+    # Given a home-rooted server's home with a notebook folder, and an empty .git at the home
+    # (what anything that can create a folder or file could leave there)
+    home = base / "home"
+    work = home / "work"
+    work.mkdir(parents=True)
+    make(home / ".git")
+    # When the root is looked up from the notebook folder
+    root = project_root_for(work)
+    # Then the notebook folder is the project, and the default state dir in the home is fine
+    assert root == work
+    assert project_root_for(home) == home
+    ensure_outside_project(home / ".local" / "state" / "jupyter-approvals", home, home=home)
 
 
 def test_without_git_the_directory_itself_is_the_root(base: Path) -> None:
@@ -143,8 +168,7 @@ def test_without_git_the_directory_itself_is_the_root(base: Path) -> None:
 
 def test_project_root_resolves_symlinks(base: Path) -> None:
     # Given a symlink outside a repository that points into it
-    repo = base / "repo"
-    (repo / ".git").mkdir(parents=True)
+    repo = make_git_top_level(base / "repo")
     (repo / "nb").mkdir()
     link = base / "link-to-nb"
     link.symlink_to(repo / "nb", target_is_directory=True)
@@ -341,8 +365,7 @@ def test_a_notebook_in_the_home_directory_works_with_the_default_state_dir(base:
 
 def test_a_home_directory_that_is_a_git_work_tree_is_a_project(base: Path) -> None:
     # Given a home directory kept in git (dotfiles), and the default state dir in it
-    home = base / "home"
-    (home / ".git").mkdir(parents=True)
+    home = make_git_top_level(base / "home")
     # When / Then the journal may not live there: git could commit or check it out
     with pytest.raises(ApprovalJournalInsideProject):
         ensure_outside_project(home / ".local" / "state" / "jupyter-approvals", home, home=home)

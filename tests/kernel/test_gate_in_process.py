@@ -12,6 +12,7 @@ import pytest
 import jupyter_approvals as ja
 from jupyter_approvals.core import errors
 from jupyter_approvals.core.policy import ManualClock
+from jupyter_approvals.core.project import make_git_top_level
 from jupyter_approvals.kernel.preview import default_preview, render
 from jupyter_approvals.kernel.session import KernelSession
 
@@ -211,7 +212,7 @@ def test_a_session_without_a_name_files_its_journal_under_the_directory_it_runs_
     # directory (with a trailing separator) as JPY_SESSION_NAME, and starts the kernel in it
     monkeypatch.setenv("JUPYTER_APPROVALS_STATE_DIR", str(tmp_path / "state"))
     project = tmp_path / "work" / "project"
-    (project / ".git").mkdir(parents=True)
+    make_git_top_level(project)
     environ = {"JPY_SESSION_NAME": f"{project}/"}
     session = KernelSession.install(KernelSession(None, environ=environ, cwd=project))
     try:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_approvals.core.project import STATE_DIR_ENV
+from jupyter_approvals.core.project import STATE_DIR_ENV, make_git_top_level
 from jupyter_approvals.testing import Execution, KernelFrontend, Widget
 from tests.kernel.helpers import HUMAN_PAUSE_S, run, value, wait_for_state
 
@@ -186,7 +186,7 @@ def module_dirs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, P
     """(project, state dir, IPython dir) of one module's kernel."""
     base = tmp_path_factory.mktemp("security")
     project = base / "project"
-    (project / ".git").mkdir(parents=True)
+    make_git_top_level(project)
     ipython = base / "ipython"
     ipython.mkdir()
     return project, base / "state", ipython
@@ -222,7 +222,7 @@ def fresh_kernel(
     """A kernel of its own, for attacks that must come before approvals start or that restart
     it: (frontend, project, state dir). Nothing has been imported in it yet."""
     project = tmp_path / "project"
-    (project / ".git").mkdir(parents=True)
+    make_git_top_level(project)
     ipython = tmp_path / "ipython"
     ipython.mkdir()
     state = tmp_path / "state"

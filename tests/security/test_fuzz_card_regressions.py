@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from jupyter_approvals.core.project import make_git_top_level
 from tests.security.fuzz_support import InProcessKernel
 
 
@@ -15,7 +16,7 @@ from tests.security.fuzz_support import InProcessKernel
 def in_process(tmp_path: Path) -> Iterator[InProcessKernel]:
     """An approvals kernel session in this process, in a project with a state dir outside."""
     project = tmp_path / "project"
-    (project / ".git").mkdir(parents=True)
+    make_git_top_level(project)
     with InProcessKernel(project, tmp_path / "state") as session:
         yield session
 

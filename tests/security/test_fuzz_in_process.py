@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import jupyter_approvals as ja
+from jupyter_approvals.core.project import make_git_top_level
 from tests.security.fuzz_support import (
     DELAYS,
     REFUSAL_CODES,
@@ -61,7 +62,7 @@ def in_process(tmp_path: Path) -> Iterator[InProcessKernel]:
     git top level) and a state directory outside it; every example appends to its journal."""
     with scratch_dir(tmp_path) as scratch:
         project = scratch / "project"
-        (project / ".git").mkdir(parents=True)
+        make_git_top_level(project)
         with InProcessKernel(project, scratch / "state") as session:
             yield session
 

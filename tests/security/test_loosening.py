@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_approvals.core.project import STATE_DIR_ENV
+from jupyter_approvals.core.project import STATE_DIR_ENV, make_git_top_level
 from jupyter_approvals.doctor.limits import check_limits, effective_limits
 from jupyter_approvals.testing import KernelFrontend
 from tests.kernel.helpers import run, wait_for_state
@@ -44,7 +44,7 @@ def started(
     tmp_path: Path, config: str | None = None, env: dict[str, str] | None = None
 ) -> Iterator[tuple[KernelFrontend, Path]]:
     project = tmp_path / "project"
-    (project / ".git").mkdir(parents=True)
+    make_git_top_level(project)
     ipython = tmp_path / "ipython"
     (ipython / "profile_default").mkdir(parents=True)
     if config is not None:

@@ -14,6 +14,8 @@ from pytest_jupyter.jupyter_core import *  # noqa: F403
 from pytest_jupyter.jupyter_server import *  # noqa: F403
 from traitlets.config import Config
 
+from jupyter_approvals.core.project import make_git_top_level
+
 
 @pytest.fixture
 def jp_server_config():
@@ -74,7 +76,7 @@ class Kernel:
 @pytest.fixture
 def kernels(jp_serverapp, jp_root_dir, jp_asyncio_loop):
     """Start kernels in the server's root (a git project); stop them afterwards."""
-    (Path(jp_root_dir) / ".git").mkdir(exist_ok=True)
+    make_git_top_level(jp_root_dir)
     started: list[Kernel] = []
 
     async def start(path: str = "notebook.ipynb") -> Kernel:

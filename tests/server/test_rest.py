@@ -8,6 +8,8 @@ import json
 import pytest
 from tornado.httpclient import HTTPClientError
 
+from jupyter_approvals.core.project import make_git_top_level
+
 # The kernel tests' protected writer, and a person's pause (faster answers are auto-answered).
 from tests.kernel.helpers import HUMAN_PAUSE_S, SETUP
 
@@ -391,13 +393,12 @@ async def test_a_malformed_request_id_is_an_unknown_request(jp_fetch, kernels):
 async def test_a_kernel_given_a_session_after_it_started_shows_its_notebook(
     jp_fetch, jp_serverapp, jp_root_dir, state_dir, kernels
 ):
-    from pathlib import Path
 
     from tests.conftest import journal_lines
     from tests.server.conftest import Kernel
 
     # Given a kernel started over REST, as MCP agents do, and given a session afterwards
-    (Path(jp_root_dir) / ".git").mkdir(exist_ok=True)
+    make_git_top_level(jp_root_dir)
     started = await jp_fetch("api", "kernels", method="POST", body="{}")
     kernel_id = json.loads(started.body)["id"]
     body = {"path": "analysis.ipynb", "type": "notebook", "name": "", "kernel": {"id": kernel_id}}
