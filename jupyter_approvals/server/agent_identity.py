@@ -4,8 +4,8 @@ A request whose token is a registered agent's (core/agents.py) is that agent: an
 :class:`AgentUser`, told apart by its type, never by a name a person could also have. It is
 token-authenticated (no XSRF cookie needed) and never gets a login cookie, and it reaches
 only the routes of :mod:`.agent_routes`; every other request goes to the identity provider
-and authorizer that were configured, unchanged. Both are wrapped, not replaced: the server's
-configured classes become the bases of the classes made here.
+and authorizer that were configured, unchanged. Both are wrapped, not replaced: the instances
+jupyter_server created (of whatever class it chose) get agent-aware methods.
 """
 
 from __future__ import annotations
@@ -69,75 +69,83 @@ def refuse(handler: web.RequestHandler, error: errors.ApprovalError, status: int
     raise web.Finish(json.dumps(body))
 
 
-class _AgentAwareIdentity:
-    """Mixin placed before the configured identity provider class."""
-
-    jupyter_approvals_wrapped = True
-
-    async def get_user(self, handler: web.RequestHandler) -> User | None:
-        """The agent of an agent token (admitted by the gate), else whoever the base finds."""
-        gate = handler.settings.get(GATE_SETTING)
-        token = self.get_token(handler) if gate is not None else None  # type: ignore[attr-defined]
-        record = gate.registry.match(token) if gate is not None and token else None
-        if gate is None or record is None:
-            user = super().get_user(handler)  # type: ignore[misc]
-            if inspect.isawaitable(user):
-                user = await user
-            if gate is not None and user is not None:
-                gate.note_person(handler)
-            return user  # type: ignore[no-any-return]
-        if not self.auth_enabled:  # type: ignore[attr-defined]
-            refuse(
-                handler,
-                errors.ApprovalNoServerAuth(
-                    "This server runs without authentication, so agent tokens mean nothing "
-                    "here and are refused. Start it with a token or a password."
-                ),
-            )
-        if record.paused:
-            refuse(
-                handler,
-                errors.ApprovalAgentPaused(
-                    f"The person paused agent {record.name}: nothing it sends is taken until "
-                    "they resume it. Stop and tell the person.",
-                    agent=record.name,
-                ),
-            )
-        gate.admit(handler, record.name)
-        # Token-authenticated: no XSRF cookie needed, origin checks as for scripts.
-        handler._token_authenticated = True  # type: ignore[attr-defined]
-        return agent_user(record.name)
+async def _agent_aware_get_user(
+    provider: Any, base_get_user: Any, handler: web.RequestHandler
+) -> User | None:
+    """The agent of an agent token (admitted by the gate), else whoever ``provider`` finds."""
+    gate = handler.settings.get(GATE_SETTING)
+    token = provider.get_token(handler) if gate is not None else None
+    record = gate.registry.match(token) if gate is not None and token else None
+    if gate is None or record is None:
+        user = base_get_user(handler)
+        if inspect.isawaitable(user):
+            user = await user
+        if gate is not None and user is not None:
+            gate.note_person(handler)
+        return user  # type: ignore[no-any-return]
+    if not provider.auth_enabled:
+        refuse(
+            handler,
+            errors.ApprovalNoServerAuth(
+                "This server runs without authentication, so agent tokens mean nothing "
+                "here and are refused. Start it with a token or a password."
+            ),
+        )
+    if record.paused:
+        refuse(
+            handler,
+            errors.ApprovalAgentPaused(
+                f"The person paused agent {record.name}: nothing it sends is taken until "
+                "they resume it. Stop and tell the person.",
+                agent=record.name,
+            ),
+        )
+    gate.admit(handler, record.name)
+    # Token-authenticated: no XSRF cookie needed, origin checks as for scripts.
+    handler._token_authenticated = True  # type: ignore[attr-defined]
+    return agent_user(record.name)
 
 
-class _AgentAwareAuthorizer:
-    """Mixin placed before the configured authorizer class: agents get a narrower view."""
+def make_agent_aware(provider: IdentityProvider) -> bool:
+    """Make the identity provider jupyter_server created know agent tokens (once).
 
-    jupyter_approvals_wrapped = True
+    The instance is wrapped, not its class: whatever class jupyter_server chose (the
+    configured one, or ``LegacyIdentityProvider`` for a ``ServerApp.login_handler_class``
+    configuration, which it picks only while the default class is in place) stays exactly that
+    class, with its own setup. Returns whether it had to.
+    """
+    if getattr(provider, "jupyter_approvals_wrapped", False):
+        return False
+    base_get_user = provider.get_user
 
-    def is_authorized(
-        self, handler: web.RequestHandler, user: User, action: str, resource: str
-    ) -> Any:
-        """Refuse agents every resource outside their allowlist; else ask the base."""
+    async def get_user(handler: web.RequestHandler) -> User | None:
+        return await _agent_aware_get_user(provider, base_get_user, handler)
+
+    get_user.__doc__ = "The agent of an agent token, else whoever the provider finds."
+    provider.get_user = get_user  # type: ignore[method-assign]
+    provider.jupyter_approvals_wrapped = True  # type: ignore[attr-defined]
+    return True
+
+
+def narrow_for_agents(authorizer: Authorizer) -> bool:
+    """Make the authorizer jupyter_server created refuse agents every resource outside their
+    allowlist, and ask it for everything else (once). Returns whether it had to."""
+    if getattr(authorizer, "jupyter_approvals_wrapped", False):
+        return False
+    base_is_authorized = authorizer.is_authorized
+
+    def is_authorized(handler: Any, user: User, action: str, resource: str) -> Any:
         if is_agent(user):
             from .agent_routes import agent_may
 
             if not agent_may(resource, action):
                 return False
-        return super().is_authorized(handler, user, action, resource)  # type: ignore[misc]
+        return base_is_authorized(handler, user, action, resource)
 
-
-def wrap_identity_provider(base: type[IdentityProvider]) -> type[IdentityProvider]:
-    """A subclass of ``base`` that knows agent tokens (``base`` itself if already wrapped)."""
-    if getattr(base, "jupyter_approvals_wrapped", False):
-        return base
-    return type(f"AgentAware{base.__name__}", (_AgentAwareIdentity, base), {})
-
-
-def wrap_authorizer(base: type[Authorizer]) -> type[Authorizer]:
-    """A subclass of ``base`` that narrows what agents may do (``base`` if already wrapped)."""
-    if getattr(base, "jupyter_approvals_wrapped", False):
-        return base
-    return type(f"AgentAware{base.__name__}", (_AgentAwareAuthorizer, base), {})
+    is_authorized.__doc__ = "Agents only within their allowlist; everyone else as configured."
+    authorizer.is_authorized = is_authorized  # type: ignore[method-assign]
+    authorizer.jupyter_approvals_wrapped = True  # type: ignore[attr-defined]
+    return True
 
 
 def wrap_kernel_connection(base: type[Any]) -> type[Any]:

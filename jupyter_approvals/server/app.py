@@ -29,8 +29,8 @@ from .agent_hold import AgentHold
 from .agent_identity import (
     GATE_SETTING,
     is_agent,
-    wrap_authorizer,
-    wrap_identity_provider,
+    make_agent_aware,
+    narrow_for_agents,
     wrap_kernel_connection,
 )
 from .agent_notebooks import never_sign_for_agents
@@ -93,27 +93,6 @@ class ApprovalsServer(ExtensionApp):
         ),
     ).tag(config=True)
 
-    # -- link: wrap the identity provider and authorizer classes ---------------------------
-
-    def _link_jupyter_server_extension(self, serverapp: Any) -> None:
-        super()._link_jupyter_server_extension(serverapp)
-        self._wrap_auth_classes()
-        # Extensions linked later re-apply config and can put the plain classes back.
-        serverapp.observe(
-            lambda _change: self._wrap_auth_classes(),
-            names=["identity_provider_class", "authorizer_class"],
-        )
-
-    def _wrap_auth_classes(self) -> None:
-        serverapp = self.serverapp
-        assert serverapp is not None
-        wrapped_identity = wrap_identity_provider(serverapp.identity_provider_class)
-        if serverapp.identity_provider_class is not wrapped_identity:
-            serverapp.identity_provider_class = wrapped_identity
-        wrapped_authorizer = wrap_authorizer(serverapp.authorizer_class)
-        if serverapp.authorizer_class is not wrapped_authorizer:
-            serverapp.authorizer_class = wrapped_authorizer
-
     # -- load ---------------------------------------------------------------------------
 
     def initialize_settings(self) -> None:
@@ -159,6 +138,8 @@ class ApprovalsServer(ExtensionApp):
             log=self.log,
         )
         self.settings[GATE_SETTING] = gate
+        make_agent_aware(serverapp.identity_provider)
+        narrow_for_agents(serverapp.authorizer)
         ContentsHold(hold, root, lambda: self._secret_dirs(state_dir), self.log).install(
             serverapp.contents_manager
         )
@@ -182,25 +163,31 @@ class ApprovalsServer(ExtensionApp):
             )
 
     def keep_gate_in_force(self, settings: dict[str, Any]) -> bool:
-        """Wrap the kernel websocket connection class in ``settings`` if it is not wrapped.
+        """Wrap what is in ``settings`` and not wrapped yet: the kernel websocket connection
+        class, the identity provider and the authorizer.
 
-        Returns whether it had to (another extension put its own class there after us).
+        Returns whether it had to (another extension put its own there after us).
         """
+        had_to = False
         current = settings.get(CONNECTION_SETTING)
-        if current is None:
-            return False
-        wrapped = wrap_kernel_connection(current)
-        if wrapped is current:
-            return False
-        settings[CONNECTION_SETTING] = wrapped
-        return True
+        if current is not None:
+            wrapped = wrap_kernel_connection(current)
+            if wrapped is not current:
+                settings[CONNECTION_SETTING] = wrapped
+                had_to = True
+        if settings.get("identity_provider") is not None:
+            had_to = make_agent_aware(settings["identity_provider"]) or had_to
+        if settings.get("authorizer") is not None:
+            had_to = narrow_for_agents(settings["authorizer"]) or had_to
+        return had_to
 
     def _sweep(self) -> None:
         assert self.serverapp is not None
         if self.keep_gate_in_force(self.serverapp.web_app.settings):
             self.log.warning(
-                "jupyter-approvals: the kernel websocket connection class was replaced by "
-                "another extension; the agent gate was wrapped around it again."
+                "jupyter-approvals: the kernel websocket connection class, identity provider or "
+                "authorizer was replaced by another extension; the agent gate was wrapped around "
+                "it again."
             )
         links: KernelLinks = self.settings[LINKS_SETTING]
         links.sync()

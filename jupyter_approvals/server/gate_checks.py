@@ -28,8 +28,8 @@ def loosened_origin_checks(serverapp: Any) -> list[str]:
 
 
 def _wrapped(value: object) -> bool:
-    cls = value if isinstance(value, type) else type(value)
-    return bool(getattr(cls, "jupyter_approvals_wrapped", False))
+    # The identity provider and authorizer instances are wrapped; the connection is a class.
+    return bool(getattr(value, "jupyter_approvals_wrapped", False))
 
 
 def gate_checks(serverapp: Any, gate: Any) -> list[Check]:

@@ -123,6 +123,7 @@ class KernelLink:
         if self._readers or self._closed:
             return
         self._client.start_channels(shell=True, iopub=True, stdin=False, hb=False, control=False)
+        subscribe_to_what_the_link_reads(self._client.iopub_channel.socket)
         self._readers = [
             asyncio.create_task(self._read(self._client.get_iopub_msg, "iopub")),
             asyncio.create_task(self._read(self._client.get_shell_msg, "shell")),
@@ -344,3 +345,36 @@ def _until(deadline: float, cap: float | None = None) -> float:
 def _data(reply: dict[str, Any]) -> dict[str, Any]:
     data = (reply.get("content") or {}).get("data") or {}
     return dict(data) if isinstance(data, dict) else {}
+
+
+#: iopub topics the link reads: ipykernel publishes status (and execute_input) under
+#: ``kernel.<id>.``, comm messages under ``comm-<comm id>``. Outputs (``stream.*``,
+#: ``display_data``, ``execute_result``, ``error``) are left out, so a person's output costs the
+#: server nothing here whatever its size: the kernel's publisher filters them before sending.
+#: (A message published without a topic is left out too; kernels that serve approvals are
+#: ipykernels, which always give one. The delimiter cannot be a topic: ipykernel answers each
+#: subscription with a welcome message that carries the topic as its first frame.)
+LINK_TOPICS = (b"kernel.", b"comm-")
+
+
+def subscribe_to_what_the_link_reads(socket: Any) -> None:
+    """Narrow an iopub SUB socket (subscribed to everything) to :data:`LINK_TOPICS`."""
+    import zmq
+
+    socket.setsockopt(zmq.UNSUBSCRIBE, b"")
+    for topic in LINK_TOPICS:
+        socket.setsockopt(zmq.SUBSCRIBE, topic)
+
+
+def async_client(kernel: Any, session: Any) -> Any:
+    """An asyncio client of ``kernel``'s channels with ``session``, whatever client class its
+    manager makes: a blocking client (the synchronous ``KernelManager``) would block the
+    server's event loop in every read."""
+    from jupyter_client.asynchronous.client import AsyncKernelClient
+
+    info = dict(kernel.get_connection_info(session=True))
+    info.update(session=session, parent=kernel)
+    for key in ("curve_publickey", "curve_secretkey"):
+        if isinstance(info.get(key), str):
+            info[key] = info[key].encode("ascii")
+    return AsyncKernelClient(**info)

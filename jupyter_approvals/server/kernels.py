@@ -27,6 +27,7 @@ from .kernel_link import (
     NoApprovals,
     NotListed,
     Unanswered,
+    async_client,
 )
 
 __all__ = [
@@ -150,7 +151,7 @@ class KernelLinks:
                 signature_scheme=kernel.session.signature_scheme,
                 username="jupyter-approvals",
             )
-            link = KernelLink(kernel_id, kernel.client(session=session))
+            link = KernelLink(kernel_id, async_client(kernel, session))
             self._links[kernel_id] = link
             # A kernel that dies and is restarted by its restarter is a new process too.
             add_callback = getattr(kernel, "add_restart_callback", None)

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from jupyter_server.auth.identity import IdentityProvider, User
+from jupyter_server.auth.identity import IdentityProvider, LegacyIdentityProvider, User
+from jupyter_server.auth.login import LoginHandler
 from traitlets.config import Config
 
 from jupyter_approvals import cli
@@ -220,8 +221,8 @@ async def test_a_configured_identity_provider_is_wrapped_not_replaced(
     # Given a deployment with its own identity provider
     provider = jp_serverapp.identity_provider
     # Then the one in force is that provider, made agent-aware
-    assert isinstance(provider, HeaderIdentityProvider)
-    assert type(provider).jupyter_approvals_wrapped
+    assert type(provider) is HeaderIdentityProvider
+    assert provider.jupyter_approvals_wrapped
     # And people are still whoever it says
     _, _, me = await call(jp_fetch, "api", "me", headers={"X-Forwarded-User": "ana"})
     assert me["identity"]["username"] == "ana"
@@ -257,3 +258,44 @@ async def test_held_code_nobody_answers_times_out_and_is_journaled_by_itself(
         assert again["reply"]["ename"] == "APPROVAL_TIMED_OUT"
     finally:
         agent.close()
+
+
+class HeaderLoginHandler(LoginHandler):
+    """A pre-2.0 login handler (``ServerApp.login_handler_class``): people by a header."""
+
+    @classmethod
+    def get_user(cls, handler):
+        return handler.request.headers.get("X-Legacy-User") or super().get_user(handler)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.parametrize(
+    "jp_server_config",
+    [
+        server_config(
+            ServerApp={
+                "jpserver_extensions": {"jupyter_approvals": True},
+                "login_handler_class": HeaderLoginHandler,
+            }
+        )
+    ],
+    indirect=True,
+)
+async def test_a_server_configured_the_legacy_way_keeps_its_login_and_knows_agents(
+    jp_fetch, jp_serverapp, state_dir
+):
+    # Given a server configured with a login handler class, as before Jupyter Server 2
+    provider = jp_serverapp.identity_provider
+    # Then jupyter_server's own legacy provider is in force, set up as without the extension
+    assert type(provider) is LegacyIdentityProvider
+    assert provider.login_handler_class is HeaderLoginHandler
+    assert provider.login_available
+    assert provider.auth_enabled
+    assert provider.jupyter_approvals_wrapped
+    # And people are whoever the login handler says
+    _, _, me = await call(jp_fetch, "api", "me", headers={"X-Legacy-User": "pinecone"})
+    assert me["identity"]["username"] == "pinecone"
+    # While an agent token is the agent
+    token = add_agent(state_dir, "bot")
+    _, _, me = await call(jp_fetch, "api", "me", token=token)
+    assert me["identity"]["username"] == "agent:bot"
