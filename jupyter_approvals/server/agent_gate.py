@@ -25,6 +25,7 @@ from ..core.agents import AgentRegistry
 from . import agent_routes, sessions
 from .agent_hold import AgentHold
 from .agent_identity import refuse
+from .agent_limits import AgentLimits
 from .agent_rooms import screen_room_messages, socket_room_kind
 from .held_room_edits import room_kind
 from .kernel_screen import KernelScreen
@@ -49,6 +50,7 @@ class AgentGate:
         secret_dirs: Callable[[], Iterable[Path]],
         session_manager: Any,
         log: logging.Logger | logging.LoggerAdapter[Any],
+        limits: AgentLimits | None = None,
     ) -> None:
         self.registry = registry
         self.hold = hold
@@ -57,6 +59,7 @@ class AgentGate:
         self._secret_dirs = secret_dirs
         self._sessions = session_manager
         self.log = log
+        self.limits = limits if limits is not None else AgentLimits(32 << 20, 1200)
         self.kernels_started: dict[str, str] = {}
         self.sessions_started: dict[str, str] = {}
         self._sockets: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
@@ -69,12 +72,22 @@ class AgentGate:
             session_manager,
             owns_kernel=self.owns_kernel,
             agents_sessions=lambda: self.sessions_started.keys(),
+            limits=self.limits,
         )
 
     # -- HTTP and websocket upgrades -----------------------------------------------------
 
     def admit(self, handler: web.RequestHandler, agent: str) -> None:
-        """Let agent ``agent``'s request through, or end it with a coded 403."""
+        """Let agent ``agent``'s request through, or end it with a coded 403 (413 or 429
+        past the agent's limits)."""
+        try:
+            self.limits.check_body(agent, len(handler.request.body or b""))
+            self.limits.take(agent)
+        except errors.ApprovalAgentOverLimit as exc:
+            self.log.warning("jupyter-approvals refused agent %s: %s", agent, exc.message)
+            if "retry_after" in exc.details:
+                handler.set_header("Retry-After", str(max(1, round(exc.details["retry_after"]))))
+            refuse(handler, exc, status=429 if "retry_after" in exc.details else 413)
         try:
             agent_routes.check_route(handler)
             for path in agent_routes.request_paths(handler):
@@ -95,7 +108,7 @@ class AgentGate:
                 note(agent, exc)
             refuse(handler, exc)
         if agent_routes.handler_name(handler) == _ROOM_SOCKET:
-            screen_room_messages(handler, agent, self.log, self.hold)
+            screen_room_messages(handler, agent, self.log, self.hold, self.limits)
         self._remember_what_it_starts(handler, agent)
         if hasattr(handler, "ws_connection"):
             self._sockets[handler] = agent

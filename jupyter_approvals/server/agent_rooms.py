@@ -27,6 +27,7 @@ from ..core.model import Lease
 from ..core.protocol import CELL_METADATA_KEY
 from . import held_room_edits
 from .agent_hold import AgentHold
+from .agent_limits import AgentLimits
 from .held_files import pending_write_error
 from .notebook_room import RoomRefusal, label, shadow_of
 
@@ -36,8 +37,9 @@ _marking: set[asyncio.Future[None]] = set()
 #: jupyter-collaboration's RAW messages (JSON text).
 _SYNC, _SYNC_STEP2, _SYNC_UPDATE = 0, 1, 2
 _RAW = 2
-#: Close codes of an agent's room socket: a forbidden update, and a held or refused edit.
-CLOSE_FORBIDDEN, CLOSE_HELD = 4003, 4009
+#: Close codes of an agent's room socket: a forbidden update, a held or refused edit, and an
+#: agent past its rate.
+CLOSE_FORBIDDEN, CLOSE_HELD, CLOSE_OVER_LIMIT = 4003, 4009, 4029
 
 
 def update_of(message: bytes) -> bytes | None:
@@ -104,7 +106,9 @@ def socket_room_kind(handler: Any) -> str:
     return held_room_edits.room_kind(str(handler.request.path).rsplit("/", 1)[-1])
 
 
-def screen_room_messages(handler: Any, agent: str, log: Any, hold: AgentHold) -> None:
+def screen_room_messages(
+    handler: Any, agent: str, log: Any, hold: AgentHold, limits: AgentLimits
+) -> None:
     """Put the screen in front of this room websocket's message handler (an agent's)."""
     kind = socket_room_kind(handler)
     original = handler.on_message
@@ -115,6 +119,12 @@ def screen_room_messages(handler: Any, agent: str, log: Any, hold: AgentHold) ->
         update = update_of(message) if isinstance(message, bytes) else None
         if update is None or kind == "transient":
             return await original(message)
+        try:
+            limits.take(agent)
+        except errors.ApprovalAgentOverLimit as exc:
+            log.warning("jupyter-approvals refused agent %s: %s", agent, exc.message)
+            tell_and_close(handler, exc, CLOSE_OVER_LIMIT)
+            return None
         if doc is None:
             # No document to screen against (a room not ready, or a jupyter-collaboration
             # whose room keeps it elsewhere): an update that cannot be screened is refused.
@@ -171,7 +181,13 @@ async def _held_text_edit(
                 "The gate cannot tell which file this room saves to, so it cannot hold the edit "
                 "for a person. The update was dropped."
             )
-        write = held_room_edits.held_room_edit(room.ydoc, update, api_path, agent)
+        texts = held_room_edits.room_texts(room.ydoc, update, api_path)
+        write = None
+        if texts is not None:
+            # The diff of a whole file is the costly part: off the event loop.
+            write = await asyncio.get_running_loop().run_in_executor(
+                None, held_room_edits.held_text_change, api_path, *texts, agent
+            )
     except Exception as exc:  # an update we cannot read is not one we let through
         refusal = (
             exc

@@ -14,7 +14,7 @@ from typing import Any
 from jupyter_core.paths import jupyter_config_path, jupyter_data_dir, jupyter_path
 from jupyter_server.extension.application import ExtensionApp
 from tornado.ioloop import PeriodicCallback
-from traitlets import Enum, Float
+from traitlets import Enum, Float, Int
 
 from .._version import __version__
 from ..config import ApprovalsConfig
@@ -33,6 +33,7 @@ from .agent_identity import (
     narrow_for_agents,
     wrap_kernel_connection,
 )
+from .agent_limits import AgentLimits
 from .agent_notebooks import never_sign_for_agents
 from .agent_pause import reject_in_kernels
 from .api import API_PREFIX
@@ -93,6 +94,26 @@ class ApprovalsServer(ExtensionApp):
         ),
     ).tag(config=True)
 
+    agent_max_body_bytes = Int(
+        32 << 20,
+        help=(
+            "Largest request body the server takes from an agent identity, in bytes (a file it "
+            "writes through the contents API, a notebook it saves). A larger one is refused "
+            "with APPROVAL_AGENT_OVER_LIMIT before it is parsed or previewed, so that one agent "
+            "cannot slow the person's server. Large data belongs in code the person approved."
+        ),
+    ).tag(config=True)
+
+    agent_requests_per_minute = Int(
+        1200,
+        help=(
+            "How many requests one agent identity may send a minute: HTTP requests, document "
+            "updates to collaboration rooms and execute requests, with a burst of ten seconds' "
+            "worth. Past it they are refused with APPROVAL_AGENT_OVER_LIMIT (HTTP 429 with "
+            "Retry-After)."
+        ),
+    ).tag(config=True)
+
     # -- load ---------------------------------------------------------------------------
 
     def initialize_settings(self) -> None:
@@ -136,6 +157,7 @@ class ApprovalsServer(ExtensionApp):
             secret_dirs=lambda: self._secret_dirs(state_dir),
             session_manager=serverapp.session_manager,
             log=self.log,
+            limits=AgentLimits(self.agent_max_body_bytes, self.agent_requests_per_minute),
         )
         self.settings[GATE_SETTING] = gate
         make_agent_aware(serverapp.identity_provider)

@@ -51,9 +51,10 @@ def _text_and_state(doc: Any) -> tuple[str, Any]:
     return str(doc.get(_SOURCE, type=Text)), doc.get(_STATE, type=Map).to_py()
 
 
-def held_room_edit(room_doc: Any, update: bytes, api_path: str, agent: str) -> HeldWrite | None:
-    """The held form of ``update`` to the room of text file ``api_path``, or None when the
-    text stays as it is (a sync message with nothing new, a cursor).
+def room_texts(room_doc: Any, update: bytes, api_path: str) -> tuple[str, str] | None:
+    """(the room's text, the text ``update`` leads to), or None when the text stays as it is
+    (a sync message with nothing new, a cursor). Runs on the event loop (pycrdt documents
+    stay in their thread); the preview of the change does not (:func:`held_text_change`).
 
     Raises APPROVAL_AGENT_FORBIDDEN for an update that changes the document's metadata
     (path, dirty flag, hash: what clients read about the file, never an agent's to set).
@@ -71,8 +72,11 @@ def held_room_edit(room_doc: Any, update: bytes, api_path: str, agent: str) -> H
             "metadata. The update was dropped.",
             path=api_path,
         )
-    if after == before:
-        return None
+    return None if after == before else (before, after)
+
+
+def held_text_change(api_path: str, before: str, after: str, agent: str) -> HeldWrite:
+    """The held form of changing text file ``api_path``'s room from ``before`` to ``after``."""
     old, new = before.encode("utf-8"), after.encode("utf-8")
     summary, preview = change_preview(
         api_path, old, len(old), new, where="as in the room", facts=(("via", "collaboration room"),)
@@ -96,3 +100,10 @@ def held_room_edit(room_doc: Any, update: bytes, api_path: str, agent: str) -> H
         slot,
         preview.structured,
     )
+
+
+def held_room_edit(room_doc: Any, update: bytes, api_path: str, agent: str) -> HeldWrite | None:
+    """The held form of ``update`` to the room of text file ``api_path``, or None when the
+    text stays as it is: :func:`room_texts`, then :func:`held_text_change`."""
+    texts = room_texts(room_doc, update, api_path)
+    return None if texts is None else held_text_change(api_path, *texts, agent)

@@ -22,6 +22,7 @@ from ..core.model import Lease
 from . import sessions
 from .agent_hold import AgentHold
 from .agent_identity import AgentUser, display_name_of, is_agent, username_of
+from .agent_limits import AgentLimits
 from .held_code import pending_text, refusal_text
 from .kernel_messages import IncomingMessage, decode, encode_reply
 
@@ -59,6 +60,7 @@ class KernelScreen:
         session_manager: Any = None,
         owns_kernel: Callable[[str, str], bool] = lambda _agent, _kernel: False,
         agents_sessions: Callable[[], Collection[str]] = frozenset,
+        limits: AgentLimits | None = None,
     ) -> None:
         if policy not in POLICIES:
             raise ValueError(f"unknown agent code policy {policy!r}")
@@ -69,6 +71,7 @@ class KernelScreen:
         self.session_manager = session_manager
         self._owns_kernel = owns_kernel
         self._agents_sessions = agents_sessions
+        self._limits = limits
         #: Approved held code forwarded and not yet answered: (connection id, msg_id) ->
         #: (connection, lease).
         self._awaiting: dict[tuple[int, str], tuple[Any, Lease]] = {}
@@ -131,6 +134,13 @@ class KernelScreen:
         if channel in ("shell", "control") and msg_type in AGENT_MESSAGE_TYPES:
             return message.raw
         if channel == "shell" and msg_type == "execute_request":
+            if self._limits is not None:
+                try:
+                    self._limits.take(agent)
+                except errors.ApprovalAgentOverLimit as exc:
+                    self.log.warning("jupyter-approvals refused agent %s: %s", agent, exc.message)
+                    self._answer_refusal(connection, message, subprotocol, exc)
+                    return None
             if self.policy == "protected-only":
                 return message.stamped(stamp)
             return self._hold(connection, message, agent, subprotocol, stamp)

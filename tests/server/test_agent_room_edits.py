@@ -16,6 +16,7 @@ from jupyter_approvals.core import errors
 from jupyter_approvals.core.model import Lease, RequestInfo, Status
 from jupyter_approvals.core.policy import Limits, ManualClock
 from jupyter_approvals.server.agent_hold import AgentHold
+from jupyter_approvals.server.agent_limits import AgentLimits
 from jupyter_approvals.server.held_room_edits import held_room_edit, room_kind
 from jupyter_approvals.server.server_journals import ServerJournals
 
@@ -210,7 +211,9 @@ def test_an_agent_update_to_a_room_that_cannot_be_screened_is_refused(hold, room
 
     # Given an agent's socket to a room whose document the screen cannot find
     socket = _RoomSocket(room_id)
-    screen_room_messages(socket, "bot", logging.getLogger("test"), hold[0])
+    screen_room_messages(
+        socket, "bot", logging.getLogger("test"), hold[0], AgentLimits(1 << 20, 600)
+    )
     update = agent_edit(room_with(NOTES), append("import os\n"))
     # When the agent sends a document update
     asyncio.run(socket.on_message(create_update_message(update)))
