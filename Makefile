@@ -118,13 +118,14 @@ screenshots: setup browser
 	cp -R $(SCREENSHOTS)/docs/. docs/images/
 	@echo "docs/images updated from $(SCREENSHOTS)/docs:" && ls $(SCREENSHOTS)/docs
 
-bench: setup
+bench: setup agents
 	$(BIN)/python benchmarks/bench_fingerprint.py
 	$(BIN)/python benchmarks/bench_gate.py
 	$(BIN)/python benchmarks/bench_diff.py
 	$(BIN)/python benchmarks/bench_table_diff.py
 	$(BIN)/python benchmarks/bench_table_write.py
 	$(BIN)/python benchmarks/bench_agent_gate.py
+	$(AGENT_VENV)/bin/python benchmarks/bench_agent_load.py
 	$(BIN)/python benchmarks/bench_held_write.py
 	$(BIN)/python benchmarks/bench_pending.py
 	CHROMIUM_PATH=$(CHROMIUM) $(BIN)/python benchmarks/bench_sidebar.py

@@ -10,8 +10,14 @@ batches, medians of the per-batch mean:
 2. an agent's held ``execute_request`` answered by the gate (busy, error, execute_reply, idle;
    nothing reaches the kernel), vs a plain execute of ``pass`` on the plain server. Target: at
    most 2x.
+3. a person's cell printing N MB (``--output-mb``, each size in turn; the person's own kernel
+   traffic must pay nothing that grows with its size): gated server vs plain server, the
+   execute awaited until its reply and idle with every output read. Target: at most 1.05x for
+   each size. Both servers run without jupyter_server's iopub data rate limit, which would
+   drop such outputs instead of sending them.
 
     python benchmarks/bench_agent_gate.py [--requests 1000] [--batches 5]
+        [--output-mb 0,5,50] [--output-repeats 3]
 """
 
 from __future__ import annotations
@@ -36,12 +42,15 @@ from tornado.websocket import websocket_connect
 
 PERSON_TARGET = 1.1
 HOLD_TARGET = 2.0
+OUTPUT_TARGET = 1.05
+#: Outputs are measured as sent: jupyter_server's iopub rate limit would drop them.
+NO_RATE_LIMIT = ("--ServerApp.iopub_data_rate_limit=0", "--ServerApp.iopub_msg_rate_limit=0")
 V1 = "v1.kernel.websocket.jupyter.org"
 
 
 def start_server(base: Path, gated: bool) -> ServerProcess:
     """A server with (gated) or without the extension, and one kernel started in it."""
-    server = ServerProcess(base, base / "root", extension=gated)
+    server = ServerProcess(base, base / "root", extension=gated, extra_args=NO_RATE_LIMIT)
     server.kernel_id = server.request("api/kernels", "POST", b"{}")["id"]  # type: ignore[attr-defined]
     return server
 
@@ -143,6 +152,20 @@ async def main_async(args: argparse.Namespace) -> None:
             ):
                 verdict = "PASS" if ratio <= target else "FAIL"
                 print(f"{name}: {ratio:.2f}x (target <= {target:g}x) {verdict}")
+            for megabytes in args.output_mb:
+                code = f"import sys; sys.stdout.write('x' * {int(megabytes * 1e6)})"
+                sizes_plain, sizes_gated = [], []
+                for _ in range(args.batches):
+                    sizes_plain.append(await batch(person_plain, code, args.output_repeats, "ok"))
+                    sizes_gated.append(await batch(person_gated, code, args.output_repeats, "ok"))
+                plain_s, gated_s = statistics.median(sizes_plain), statistics.median(sizes_gated)
+                ratio = gated_s / plain_s
+                verdict = "PASS" if ratio <= OUTPUT_TARGET else "FAIL"
+                print(
+                    f"person's cell printing {megabytes:g} MB: plain {plain_s * 1000:.1f} ms, "
+                    f"gated {gated_s * 1000:.1f} ms: {ratio:.2f}x "
+                    f"(target <= {OUTPUT_TARGET:g}x) {verdict}"
+                )
         finally:
             plain.stop()
             gated.stop()
@@ -152,6 +175,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=1000)
     parser.add_argument("--batches", type=int, default=5)
+    parser.add_argument(
+        "--output-mb",
+        type=lambda text: [float(part) for part in text.split(",")],
+        default=[0.0, 5.0, 50.0],
+        help="sizes of a person's cell output to compare, in MB, comma-separated",
+    )
+    parser.add_argument("--output-repeats", type=int, default=3)
     asyncio.run(main_async(parser.parse_args()))
 
 

@@ -23,7 +23,15 @@ def free_port() -> int:
 class ServerProcess:
     """``jupyter_server`` on a free port with a token of its own, answering once started."""
 
-    def __init__(self, base: Path, root: Path, *, extension: bool = True) -> None:
+    def __init__(
+        self,
+        base: Path,
+        root: Path,
+        *,
+        extension: bool = True,
+        extra_args: tuple[str, ...] = (),
+        python: str = sys.executable,
+    ) -> None:
         self.port = free_port()
         self.token = secrets.token_hex(16)
         self.state = base / "state"
@@ -38,7 +46,7 @@ class ServerProcess:
         enabled = "True" if extension else "False"
         self.process = subprocess.Popen(
             [
-                sys.executable,
+                python,
                 "-m",
                 "jupyter_server",
                 "--no-browser",
@@ -47,6 +55,7 @@ class ServerProcess:
                 f"--ServerApp.root_dir={root}",
                 f"--ServerApp.jpserver_extensions={{'jupyter_approvals': {enabled}}}",
                 "--allow-root",
+                *extra_args,
             ],
             env=env,
             stdout=subprocess.DEVNULL,

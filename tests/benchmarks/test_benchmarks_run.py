@@ -36,10 +36,12 @@ TINY = [
 ]
 
 
-def run_benchmark(tmp_path: Path, script: str, *arguments: str, timeout: float = 300) -> str:
+def run_benchmark(
+    tmp_path: Path, script: str, *arguments: str, timeout: float = 300, python: str | None = None
+) -> str:
     """Run one benchmark script to its end; its report (it must exit 0)."""
     done = subprocess.run(
-        [sys.executable, str(BENCHMARKS / script), *arguments],
+        [python or sys.executable, str(BENCHMARKS / script), *arguments],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -61,13 +63,26 @@ def test_the_benchmark_runs_on_tiny_sizes_and_reports(tmp_path, script, argument
 def test_the_agent_gate_benchmark_runs_and_reports_both_ratios(tmp_path):
     # When the benchmark runs with a handful of requests
     report = run_benchmark(
-        tmp_path, "bench_agent_gate.py", "--requests", "4", "--batches", "2", timeout=240
+        tmp_path,
+        "bench_agent_gate.py",
+        "--requests",
+        "4",
+        "--batches",
+        "2",
+        "--output-mb",
+        "0,0.05",
+        "--output-repeats",
+        "1",
+        timeout=240,
     )
-    # Then it finished and printed both ratios with their targets
+    # Then it finished and printed every ratio with its target
     assert "person through the gate / plain:" in report
     assert "agent held and answered / plain execute:" in report
     assert "(target <= 1.1x)" in report
     assert "(target <= 2x)" in report
+    assert "person's cell printing 0 MB:" in report
+    assert "person's cell printing 0.05 MB:" in report
+    assert "(target <= 1.05x)" in report
 
 
 def test_the_held_write_benchmark_runs_and_reports_its_ratio(tmp_path):
@@ -76,3 +91,29 @@ def test_the_held_write_benchmark_runs_and_reports_its_ratio(tmp_path):
     )
     assert "held write, preview ready:" in report
     assert "(target <= 2x)" in report
+
+
+@pytest.mark.kernel
+def test_the_agent_load_benchmark_runs_and_reports_its_ratio(tmp_path):
+    # Given the agent virtualenv (jupyter-collaboration, for the agent's room edits)
+    from tests.e2e.lab import venv_python
+
+    python = venv_python("AGENT_PYTHON", "the agent load benchmark", "jupyter-collaboration")
+    # When the benchmark runs on tiny sizes
+    report = run_benchmark(
+        tmp_path,
+        "bench_agent_load.py",
+        "--write-mb",
+        "1",
+        "--edits",
+        "5",
+        "--notebook-mb",
+        "0.1",
+        "--requests",
+        "10",
+        timeout=240,
+        python=python,
+    )
+    # Then it finished and printed the person's ratio with its target
+    assert "person under an agent's load / idle, p95:" in report
+    assert "(target <= 1.5x)" in report
