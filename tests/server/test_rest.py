@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 import pytest
 from tornado.httpclient import HTTPClientError
@@ -69,21 +70,39 @@ async def test_pending_requests_of_every_kernel_are_listed(jp_fetch, kernels):
     assert listing["unanswered_kernels"] == []
 
 
-async def test_a_busy_kernel_does_not_block_the_list(jp_fetch, kernels):
+#: A cell that keeps its kernel busy until the test lets it end (creates ``go``): no test
+#: may rest on how long a cell takes on a loaded machine.
+UNTIL_GO = "import time, pathlib\nwhile not pathlib.Path('go').exists():\n    time.sleep(0.05)"
+
+
+async def listing_until(jp_fetch, predicate, timeout: float = 30.0) -> dict:
+    """GET pending until ``predicate(listing)`` holds (fails after ``timeout``)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        listing = await get_json(jp_fetch, "pending")
+        if predicate(listing):
+            return listing
+        assert loop.time() < deadline, f"the listing never turned as expected: {listing}"
+        await asyncio.sleep(0.1)
+
+
+async def test_a_busy_kernel_does_not_block_the_list(jp_fetch, kernels, jp_root_dir):
     # Given one kernel with a pending request and one busy in a long cell
     ready = await kernels("ready.ipynb")
     busy = await kernels("busy.ipynb")
     await ready.run(SETUP)
     await ready.pending_call("save('x', 'r.txt')")
     await busy.run(SETUP)
-    busy.client.execute("import time; time.sleep(20)")
-    await asyncio.sleep(0.5)
-    # When the sidebar asks
-    listing = await get_json(jp_fetch, "pending")
+    running = busy.client.execute(UNTIL_GO)
+    # When the sidebar asks (until the server has seen the busy kernel start its cell)
+    listing = await listing_until(jp_fetch, lambda found: found["busy_kernels"])
     # Then the ready kernel's request is listed and the busy kernel is named as busy
     assert [p["kernel_id"] for p in listing["pending"]] == [ready.id]
     assert listing["busy_kernels"] == [busy.id]
     assert listing["unanswered_kernels"] == []
+    (Path(jp_root_dir) / "go").touch()
+    await busy.client._async_recv_reply(running, timeout=60)
 
 
 async def test_approving_from_the_sidebar_lets_the_call_run_once(jp_fetch, kernels, jp_root_dir):
@@ -279,16 +298,18 @@ async def test_doctor_reports_checks_limits_and_what_is_not_guaranteed(jp_fetch)
     assert isinstance(report["ok"], bool)
 
 
-async def test_a_busy_kernel_keeps_its_rows_and_a_decision_is_told_to_retry(jp_fetch, kernels):
+async def test_a_busy_kernel_keeps_its_rows_and_a_decision_is_told_to_retry(
+    jp_fetch, kernels, jp_root_dir
+):
     # Given a pending call, and then a long cell that keeps the kernel busy
     kernel = await kernels()
     await kernel.run(SETUP)
     pending = await kernel.pending_call("save('data', 'late.txt')")
     await asyncio.sleep(HUMAN_PAUSE_S)
-    busy = kernel.client.execute("import time; time.sleep(4)")
-    await asyncio.sleep(0.3)
-    # When the sidebar lists, then a person approves while the kernel is busy
-    listing = await get_json(jp_fetch, "pending")
+    busy = kernel.client.execute(UNTIL_GO)
+    # When the sidebar lists (once the server has seen the cell start), then a person approves
+    # while the kernel is busy
+    listing = await listing_until(jp_fetch, lambda found: found["busy_kernels"])
     response = await jp_fetch(
         API,
         "pending",
@@ -314,7 +335,8 @@ async def test_a_busy_kernel_keeps_its_rows_and_a_decision_is_told_to_retry(jp_f
     )
     assert response.headers["Retry-After"] == str(verdict["retry_after_s"])
     # And when the cell has ended the request is still pending, and the retry decides it
-    await kernel.client._async_recv_reply(busy, timeout=30)
+    (Path(jp_root_dir) / "go").touch()
+    await kernel.client._async_recv_reply(busy, timeout=60)
     assert (await kernel.run("save('data', 'late.txt')"))["ename"] == "ApprovalPending"
     status, verdict = await post_decision(
         jp_fetch,
