@@ -108,7 +108,14 @@ class AgentGate:
                 note(agent, exc)
             refuse(handler, exc)
         if agent_routes.handler_name(handler) == _ROOM_SOCKET:
-            screen_room_messages(handler, agent, self.log, self.hold, self.limits)
+            screen_room_messages(
+                handler,
+                agent,
+                self.log,
+                self.hold,
+                self.limits,
+                self.kernel_screen.approved_outputs.of,
+            )
         self._remember_what_it_starts(handler, agent)
         if hasattr(handler, "ws_connection"):
             self._sockets[handler] = agent

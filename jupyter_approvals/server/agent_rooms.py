@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 from ..core import errors
@@ -107,7 +108,12 @@ def socket_room_kind(handler: Any) -> str:
 
 
 def screen_room_messages(
-    handler: Any, agent: str, log: Any, hold: AgentHold, limits: AgentLimits
+    handler: Any,
+    agent: str,
+    log: Any,
+    hold: AgentHold,
+    limits: AgentLimits,
+    approved_outputs: Callable[[str], frozenset[str]] = lambda _agent: frozenset(),
 ) -> None:
     """Put the screen in front of this room websocket's message handler (an agent's)."""
     kind = socket_room_kind(handler)
@@ -138,7 +144,7 @@ def screen_room_messages(
             handler.close(CLOSE_FORBIDDEN, "APPROVAL_AGENT_FORBIDDEN: not a room agents may edit")
             return None
         try:
-            added = shadow_of(doc).screen(update, agent)
+            added = shadow_of(doc).screen(update, agent, approved_outputs(agent))
         except RoomRefusal as refusal:
             log.warning(
                 "jupyter-approvals refused agent %s's room update: %s; the socket is closed",

@@ -23,6 +23,7 @@ from . import sessions
 from .agent_hold import AgentHold
 from .agent_identity import AgentUser, display_name_of, is_agent, username_of
 from .agent_limits import AgentLimits
+from .approved_outputs import OUTPUT_TYPES, ApprovedOutputs
 from .held_code import pending_text, refusal_text
 from .kernel_messages import IncomingMessage, decode, encode_reply
 
@@ -75,6 +76,7 @@ class KernelScreen:
         #: Approved held code forwarded and not yet answered: (connection id, msg_id) ->
         #: (connection, lease).
         self._awaiting: dict[tuple[int, str], tuple[Any, Lease]] = {}
+        self.approved_outputs = ApprovedOutputs()
         self._session = Session(username="jupyter-approvals")
 
     def screen(self, connection: Any, raw: Any) -> Any | None:
@@ -188,6 +190,7 @@ class KernelScreen:
             if earlier is not None:
                 self.hold.ran(earlier[1], _UNKNOWN_OUTCOME)
             self._awaiting[key] = (connection, outcome)
+            self.approved_outputs.executing(key[1], agent, key[0])
             return forwarded
         self._answer_execute(
             connection, message, subprotocol, errors.ApprovalPending.code, pending_text(outcome)
@@ -198,20 +201,28 @@ class KernelScreen:
 
     def outgoing(self, connection: Any, stream: Any, msg_list: list[Any]) -> None:
         """Look at a message the kernel sends to a client: the ``execute_reply`` to approved
-        held code journals it ``executed`` or ``failed`` (with the error's name)."""
-        if not self._awaiting:
-            return  # the person's traffic pays one dict check
+        held code journals it ``executed`` or ``failed`` (with the error's name); the outputs
+        it publishes are remembered (:mod:`.approved_outputs`)."""
+        if not self._awaiting and not self.approved_outputs.watching:
+            return  # the person's traffic pays two checks
         channel = stream if isinstance(stream, str) else getattr(stream, "channel", None)
-        if channel != "shell":
+        if channel not in ("shell", "iopub"):
             return
         session = connection.session
         try:
             _, fed = session.feed_identities(msg_list)
             header = session.unpack(_bytes(fed[1]))
-            if header.get("msg_type") != "execute_reply":
+            msg_type = header.get("msg_type")
+            if msg_type != "execute_reply" and msg_type not in OUTPUT_TYPES:
                 return
-            parent = session.unpack(_bytes(fed[2]))
-            key = (id(connection), str(parent.get("msg_id")))
+            parent_id = str(session.unpack(_bytes(fed[2])).get("msg_id"))
+            key = (id(connection), parent_id)
+            if channel == "iopub":
+                if self.approved_outputs.asked_on(parent_id, id(connection)):
+                    self.approved_outputs.published(
+                        parent_id, msg_type, session.unpack(_bytes(fed[4]))
+                    )
+                return
             if key not in self._awaiting:
                 return
             content = session.unpack(_bytes(fed[4]))

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.protocol import CELL_METADATA_KEY
+from .approved_outputs import data_key
 
 #: Output data an untrusted page shows as is; anything else is rich content.
 PLAIN_MIME_TYPES = frozenset({"text/plain", "image/png", "image/jpeg", "image/gif"})
@@ -49,6 +50,8 @@ class CellSummary:
     trusted_rich: str | None
     #: Its ``metadata.jupyter_approvals`` (JSON), None when absent.
     mark: str | None
+    #: Whether ``metadata.trusted`` is set.
+    trusted: bool = False
 
 
 def _json(value: Any) -> str:
@@ -75,7 +78,17 @@ def summarize(cell: Any) -> CellSummary:
     trusted_rich = _json(outputs) if metadata.get("trusted") and rich(outputs) else None
     mark = _json(metadata[CELL_METADATA_KEY]) if CELL_METADATA_KEY in metadata else None
     digest = hashlib.sha256(_json(value).encode()).hexdigest()
-    return CellSummary(value.get("id"), digest, trusted_rich, mark)
+    return CellSummary(value.get("id"), digest, trusted_rich, mark, bool(metadata.get("trusted")))
+
+
+def _rich_data(outputs_json: str | None) -> list[str]:
+    """The ``data`` (as compared, :func:`.approved_outputs.data_key`) of each rich output."""
+    outputs = json.loads(outputs_json) if outputs_json is not None else []
+    return [
+        data_key(output["data"])
+        for output in outputs
+        if isinstance(output, dict) and rich([output])
+    ]
 
 
 def label(agent: str) -> dict[str, str]:
@@ -179,9 +192,13 @@ class NotebookShadow:
             if isinstance(summary.cell_id, str):
                 self.ids_seen.add(summary.cell_id)
 
-    def screen(self, update: bytes, agent: str) -> list[str]:
+    def screen(
+        self, update: bytes, agent: str, approved_outputs: frozenset[str] = frozenset()
+    ) -> list[str]:
         """Judge an agent's update; return the ids of the cells it inserts, to label.
 
+        ``approved_outputs`` are the outputs (their ``data``, as compared) the kernel produced
+        for code of this agent a person approved: they may go into a cell the person trusted.
         Raises :class:`RoomRefusal` when the room must not apply it.
         """
         if self._stale:
@@ -202,19 +219,29 @@ class NotebookShadow:
                     "it depends on changes the room has not seen (sent out of order); send "
                     "the changes it builds on first"
                 )
-            return self._judge(changes, seen_before, agent)
+            return self._judge(changes, seen_before, agent, approved_outputs)
         except RoomRefusal:
             self._stale = True  # the shadow holds what the room will not
             raise
 
-    def _judge(self, changes: _Changes, seen_before: set[str], agent: str) -> list[str]:
+    def _judge(
+        self,
+        changes: _Changes,
+        seen_before: set[str],
+        agent: str,
+        approved_outputs: frozenset[str],
+    ) -> list[str]:
         for before, after in changes.changed:
             if after.cell_id != before.cell_id:
                 raise RoomRefusal("agents may not change a cell's id")
             if after.mark != before.mark:
                 raise RoomRefusal("agents may not change who a cell says inserted it")
             if after.trusted_rich is not None and after.trusted_rich != before.trusted_rich:
-                raise RoomRefusal("agents may not make an output trusted")
+                # Into a cell the person trusted, only what was there or what the kernel
+                # produced for code the person approved.
+                allowed = set(_rich_data(before.trusted_rich)) | approved_outputs
+                if not before.trusted or not set(_rich_data(after.trusted_rich)) <= allowed:
+                    raise RoomRefusal("agents may not make an output trusted")
         moved = {(s.cell_id, s.digest) for s in changes.deleted}
         to_label: list[str] = []
         for summary in changes.inserted:

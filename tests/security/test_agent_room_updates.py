@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 from pycrdt import Array, Doc, Map, Text
 
+from jupyter_approvals.server.approved_outputs import data_key
 from jupyter_approvals.server.notebook_room import NotebookShadow, RoomRefusal
 
 SCRIPT = {"text/html": "<script>document.title = 'pwned'</script>"}
@@ -291,3 +292,47 @@ def test_the_shadow_follows_the_persons_edits_and_recovers_after_a_refusal():
     # Then the ordinary one is judged against the room as it is, and passes
     assert room.send(room.change(lambda cells: cells.append(cell("next")), doc=fresh)) == ["next"]
     assert room.trusted_rich() == ["persons"]
+
+
+def html_output(html: str) -> dict:
+    return {"output_type": "display_data", "data": {"text/html": html}, "metadata": {}}
+
+
+def rerun(outputs: list[dict]):
+    """What an agent client does when it runs a cell: clear its outputs, then append each."""
+
+    def edit(cells):
+        del cells[0]["outputs"][:]
+        for output in outputs:
+            cells[0]["outputs"].append(output)
+
+    return edit
+
+
+def test_the_kernels_output_for_approved_code_may_go_into_a_cell_the_person_trusted():
+    # Given the person's trusted cell, and output the kernel produced for approved code
+    room = Room(cell("persons", trusted=True, data={"text/html": "<b>old</b>"}))
+    approved = frozenset({data_key({"text/html": "<b>new</b>"})})
+    # When the agent client writes that output into the cell
+    labelled = room.shadow.screen(room.change(rerun([html_output("<b>new</b>")])), "bot", approved)
+    # Then it passes
+    assert labelled == []
+
+
+@pytest.mark.parametrize(
+    ("trusted", "written"),
+    [
+        pytest.param(True, "<script>1</script>", id="output-no-kernel-produced"),
+        pytest.param(False, "<b>new</b>", id="into-an-untrusted-cell-it-trusts"),
+    ],
+)
+def test_other_rich_output_into_a_trusted_cell_is_still_refused(trusted, written):
+    room = Room(cell("persons", trusted=trusted, data={"text/html": "<b>old</b>"}))
+    approved = frozenset({data_key({"text/html": "<b>new</b>"})})
+
+    def edit(cells):
+        rerun([html_output(written)])(cells)
+        cells[0]["metadata"]["trusted"] = True
+
+    with pytest.raises(RoomRefusal, match="trusted"):
+        room.shadow.screen(room.change(edit), "bot", approved)

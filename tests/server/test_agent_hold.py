@@ -478,3 +478,26 @@ async def test_an_agent_cannot_take_over_a_persons_kernel_connection(
     # Then it is refused, and the person's socket still works
     assert refused.value.code == 403
     assert (await person.execute("1"))["reply"]["status"] == "ok"
+
+
+async def test_the_kernels_output_for_approved_code_is_remembered_for_its_room_writes(
+    jp_fetch, jp_serverapp, kernels, open_socket
+):
+    # Given approved agent code that displays HTML
+    from jupyter_approvals.server.agent_identity import GATE_SETTING
+    from jupyter_approvals.server.approved_outputs import data_key
+
+    kernel = await kernels()
+    agent = await open_socket(kernel.id)
+    code = "from IPython.display import HTML, display\ndisplay(HTML('<b>approved</b>'))"
+    await agent.execute(code)
+    [item] = await held_items(jp_fetch)
+    await asyncio.sleep(1.1)
+    await decide(jp_fetch, item)
+    # When the agent runs it and receives its output
+    result = await agent.execute(code)
+    [shown] = [m["content"]["data"] for m in result["messages"] if m["msg_type"] == "display_data"]
+    # Then the gate remembers exactly that output as one the agent may write into a trusted cell
+    gate = jp_serverapp.web_app.settings[GATE_SETTING]
+    assert gate.kernel_screen.approved_outputs.of("bot") == {data_key(shown)}
+    assert shown["text/html"] == "<b>approved</b>"
