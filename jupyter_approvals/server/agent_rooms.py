@@ -76,6 +76,32 @@ async def mark_inserted_cells(room_doc: Any, cell_ids: set[str], agent: str) -> 
         await asyncio.sleep(0.1)
 
 
+async def restore_outputs(room_doc: Any, restore: dict[str, tuple[list[Any], object]]) -> None:
+    """Give cells back the outputs the gate's answer to an agent's run replaced, once the room
+    has applied the agent's update (its client cleared them before its code was held): the
+    earlier outputs and count, then the gate's answer after them (the agent reads it there)."""
+    from pycrdt import Array, Map
+
+    remaining = dict(restore)
+    for _ in range(50):  # up to about 5 s
+        cells = room_doc.get("cells", type=Array)
+        with room_doc.transaction():
+            for cell in cells:
+                cell_id = cell.get("id") if isinstance(cell, Map) else None
+                if cell_id not in remaining:
+                    continue
+                outputs = cell.get("outputs")
+                if isinstance(outputs, Array) and len(outputs):
+                    saved, count = remaining.pop(cell_id)
+                    answer = outputs.to_py()
+                    del outputs[:]
+                    outputs.extend([*saved, *answer])
+                    cell["execution_count"] = count
+        if not remaining:
+            return
+        await asyncio.sleep(0.1)
+
+
 def raw_message(payload: dict[str, Any]) -> bytes:
     """A jupyter-collaboration RAW message (type 2) carrying ``payload`` as JSON text."""
     from pycrdt import Encoder
@@ -143,8 +169,9 @@ def screen_room_messages(
             log.warning("jupyter-approvals refused agent %s: a room agents may not edit", agent)
             handler.close(CLOSE_FORBIDDEN, "APPROVAL_AGENT_FORBIDDEN: not a room agents may edit")
             return None
+        shadow = shadow_of(doc)
         try:
-            added = shadow_of(doc).screen(update, agent, approved_outputs(agent))
+            added = shadow.screen(update, agent, approved_outputs(agent))
         except RoomRefusal as refusal:
             log.warning(
                 "jupyter-approvals refused agent %s's room update: %s; the socket is closed",
@@ -160,10 +187,15 @@ def screen_room_messages(
             )
             return None
         result = await original(message)
-        if added:
-            task = asyncio.ensure_future(mark_inserted_cells(doc, set(added), agent))
-            _marking.add(task)
-            task.add_done_callback(_marking.discard)
+        restore = shadow.take_restorations()
+        for task in (
+            mark_inserted_cells(doc, set(added), agent) if added else None,
+            restore_outputs(doc, restore) if restore else None,
+        ):
+            if task is not None:
+                future = asyncio.ensure_future(task)
+                _marking.add(future)
+                future.add_done_callback(_marking.discard)
         return result
 
     handler.on_message = on_message

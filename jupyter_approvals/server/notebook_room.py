@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,6 +53,9 @@ class CellSummary:
     mark: str | None
     #: Whether ``metadata.trusted`` is set.
     trusted: bool = False
+    #: Its outputs (JSON) and execution count, as they are.
+    outputs: str = "[]"
+    execution_count: object = None
 
 
 def _json(value: Any) -> str:
@@ -78,7 +82,27 @@ def summarize(cell: Any) -> CellSummary:
     trusted_rich = _json(outputs) if metadata.get("trusted") and rich(outputs) else None
     mark = _json(metadata[CELL_METADATA_KEY]) if CELL_METADATA_KEY in metadata else None
     digest = hashlib.sha256(_json(value).encode()).hexdigest()
-    return CellSummary(value.get("id"), digest, trusted_rich, mark, bool(metadata.get("trusted")))
+    return CellSummary(
+        value.get("id"),
+        digest,
+        trusted_rich,
+        mark,
+        bool(metadata.get("trusted")),
+        _json(outputs if isinstance(outputs, list) else []),
+        value.get("execution_count"),
+    )
+
+
+def _answered_by_the_gate(outputs_json: str) -> bool:
+    """Whether the cell's only outputs are the gate's answer in a kernel's place (an error
+    whose name is an APPROVAL_* code: held, refused), as an agent client writes it."""
+    outputs = json.loads(outputs_json)
+    return bool(outputs) and all(
+        isinstance(o, dict)
+        and o.get("output_type") == "error"
+        and str(o.get("ename", "")).startswith("APPROVAL_")
+        for o in outputs
+    )
 
 
 def _rich_data(outputs_json: str | None) -> list[str]:
@@ -139,6 +163,10 @@ class NotebookShadow:
         self._room = weakref.ref(room_doc)
         self._recording: _Changes | None = None
         self._stale = False
+        #: Cells an agent emptied of their outputs: id -> (outputs JSON, count, when).
+        self._cleared: dict[str, tuple[str, object, float]] = {}
+        #: Cells to give back their outputs: id -> (outputs JSON, count); see take_restorations.
+        self._restore: dict[str, tuple[str, object]] = {}
         self._build()
         self._following = room_doc.observe(self._follow)
 
@@ -231,6 +259,7 @@ class NotebookShadow:
         agent: str,
         approved_outputs: frozenset[str],
     ) -> list[str]:
+        self._note_outputs(changes)
         for before, after in changes.changed:
             if after.cell_id != before.cell_id:
                 raise RoomRefusal("agents may not change a cell's id")
@@ -262,6 +291,29 @@ class NotebookShadow:
         if len(ids) != len(set(ids)):
             raise RoomRefusal("two cells would have the same id")
         return to_label
+
+    def _note_outputs(self, changes: _Changes) -> None:
+        # An agent client clears a cell's outputs before it runs the cell; when the run is
+        # answered by the gate (held, refused), the person's outputs are given back.
+        now = time.monotonic()
+        for cell_id in [c for c, (_, _, when) in self._cleared.items() if now - when > 60]:
+            del self._cleared[cell_id]
+        for before, after in changes.changed:
+            if not isinstance(after.cell_id, str):
+                continue
+            if after.outputs == "[]" and before.outputs != "[]":
+                self._cleared[after.cell_id] = (before.outputs, before.execution_count, now)
+            elif after.cell_id in self._cleared and _answered_by_the_gate(after.outputs):
+                outputs, count, _ = self._cleared.pop(after.cell_id)
+                self._restore[after.cell_id] = (outputs, count)
+
+    def take_restorations(self) -> dict[str, tuple[list[Any], object]]:
+        """Cells whose earlier outputs (and execution count) the gate's answer replaced in the
+        agent's last update: id -> (outputs, count), to write back before that answer once the
+        room applied it."""
+        restore = {cell_id: (json.loads(o), count) for cell_id, (o, count) in self._restore.items()}
+        self._restore.clear()
+        return restore
 
 
 _shadows: weakref.WeakKeyDictionary[Any, NotebookShadow] = weakref.WeakKeyDictionary()

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import nbformat
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -359,3 +360,50 @@ def test_an_agents_edit_of_a_text_file_through_a_room_waits_for_the_person(
         assert notes.read_text() == room_text
     finally:
         registry.remove("typist")
+
+
+def test_a_held_run_of_the_persons_cell_leaves_the_persons_outputs(
+    agent_lab: LabServer, agent: McpAgent
+):
+    # Given the person's notebook with a cell that has its outputs from an earlier run
+    kept = {
+        "cells": [
+            {
+                "id": "persons-cell",
+                "cell_type": "code",
+                "metadata": {},
+                "execution_count": 3,
+                "source": "print('the person ran this')",
+                "outputs": [
+                    {"output_type": "stream", "name": "stdout", "text": "the person ran this\n"}
+                ],
+            }
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    path = agent_lab.root / "kept.ipynb"
+    path.write_text(json.dumps(kept))
+    opened = agent.call(
+        "use_notebook", notebook_name="kept", notebook_path="kept.ipynb", mode="connect"
+    )
+    assert not opened["is_error"], opened
+    # When the agent runs that cell, and its code is held for the person
+    ran = agent.call("execute_cell", cell_index=0)
+    assert "APPROVAL_PENDING: nothing ran" in ran["all_text"]
+    # Then the notebook keeps the person's outputs and count, the gate's answer after them,
+    # once the room has saved
+    earlier = kept["cells"][0]["outputs"]
+    deadline = time.monotonic() + 30
+    while True:
+        # (the room saves stream text as a list of lines, as nbformat does)
+        cell = nbformat.reads(path.read_text(), as_version=4)["cells"][0]
+        outputs = [dict(output) for output in cell["outputs"]]
+        if outputs[: len(earlier)] == earlier or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert outputs[: len(earlier)] == earlier
+    [answer] = outputs[len(earlier) :]
+    assert answer["ename"] == "APPROVAL_PENDING"
+    assert cell["execution_count"] == 3

@@ -10,9 +10,12 @@ or duplicated, and the label of who inserted a cell rewritten.
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from pycrdt import Array, Doc, Map, Text
 
+from jupyter_approvals.server.agent_rooms import restore_outputs
 from jupyter_approvals.server.approved_outputs import data_key
 from jupyter_approvals.server.notebook_room import NotebookShadow, RoomRefusal
 
@@ -336,3 +339,42 @@ def test_other_rich_output_into_a_trusted_cell_is_still_refused(trusted, written
 
     with pytest.raises(RoomRefusal, match="trusted"):
         room.shadow.screen(room.change(edit), "bot", approved)
+
+
+def test_a_run_the_gate_answered_gives_the_person_s_outputs_back():
+    # Given the person's cell with outputs, and an agent client running it: it clears the
+    # outputs, its code is held, it writes the gate's answer into the cell
+    room = Room(cell("persons", data={"text/html": "<b>the person's chart</b>"}))
+    room.cells[0]["execution_count"] = 7
+    before = room.cells[0].to_py()
+    agent = room.copy()
+    room.send(room.change(rerun([]), doc=agent))
+    held = {
+        "output_type": "error",
+        "ename": "APPROVAL_PENDING",
+        "evalue": "nothing ran",
+        "traceback": ["APPROVAL_PENDING: nothing ran"],
+    }
+    room.send(room.change(lambda cells: cells[0]["outputs"].append(held), doc=agent))
+    # When the gate gives back what the answer replaced
+    restore = room.shadow.take_restorations()
+    assert list(restore) == ["persons"]
+    asyncio.run(restore_outputs(room.doc, restore))
+    # Then the cell shows the person's outputs again, with their count, then the answer
+    after = room.cells[0].to_py()
+    assert after["outputs"] == [*before["outputs"], held]
+    assert after["execution_count"] == 7
+
+
+def test_outputs_of_a_run_that_really_ran_are_left_as_the_agent_wrote_them():
+    room = Room(cell("persons", data={"text/html": "<b>old</b>"}))
+    agent = room.copy()
+    room.send(room.change(rerun([]), doc=agent))
+    real_error = {
+        "output_type": "error",
+        "ename": "ZeroDivisionError",
+        "evalue": "",
+        "traceback": [],
+    }
+    room.send(room.change(lambda cells: cells[0]["outputs"].append(real_error), doc=agent))
+    assert room.shadow.take_restorations() == {}
