@@ -93,7 +93,7 @@ async def restore_outputs(room_doc: Any, restore: dict[str, tuple[list[Any], obj
                 outputs = cell.get("outputs")
                 if isinstance(outputs, Array) and len(outputs):
                     saved, count = remaining.pop(cell_id)
-                    answer = outputs.to_py()
+                    answer = list(outputs.to_py() or [])
                     del outputs[:]
                     outputs.extend([*saved, *answer])
                     cell["execution_count"] = count

@@ -67,6 +67,8 @@ class KernelLink:
         self.version = 0
         #: When the last listing came (monotonic seconds), else None.
         self.heard_at: float | None = None
+        #: When the kernel last started handling a message that was not the link's own.
+        self.active_at: float | None = None
         # Ids of the messages (not ours) the kernel said it is busy with and not yet idle;
         # None until a status was seen.
         self._busy_with: set[str] | None = None
@@ -104,6 +106,12 @@ class KernelLink:
         self._comm_id = None  # that process's comms are gone with it; nothing to close
         self._heard_iopub = False
         self._busy_with = None
+
+    def active_since_heard(self) -> bool:
+        """Whether the kernel handled something of someone else's since its last listing."""
+        return self.active_at is not None and (
+            self.heard_at is None or self.active_at > self.heard_at
+        )
 
     def _heard_listing(self, data: dict[str, Any], process: object) -> None:
         # Code in the kernel can publish anything on its iopub: keep only what has the
@@ -295,6 +303,7 @@ class KernelLink:
             busy_with.clear()
         elif state == "busy" and parent not in self._waiting:
             busy_with.add(parent)
+            self.active_at = time.monotonic()
         elif state == "idle":
             busy_with.discard(parent)
 

@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 from jupyter_client.session import Session
 
 from ..core.model import iso_utc
+from .kernel_activity import execution_state
 from .kernel_link import (
     KernelBusy,
     KernelLink,
@@ -103,7 +104,7 @@ class KernelLinks:
         for kernel_id in running:
             if not _ready(self._kernel_manager, kernel_id):
                 continue  # a pending kernel has no ports yet: link it once it has
-            if self._state(kernel_id) in _GONE_STATES:
+            if execution_state(self._kernel_manager, kernel_id) in _GONE_STATES:
                 self._link(kernel_id).forget_kernel_state()
             self._link(kernel_id).start()
         return running
@@ -124,20 +125,13 @@ class KernelLinks:
             self.kernel_restarted(kernel_id)
         self.sync()
 
-    def _state(self, kernel_id: str) -> str | None:
-        try:
-            state = getattr(self._kernel_manager.get_kernel(kernel_id), "execution_state", None)
-        except KeyError:
-            return None
-        return state if isinstance(state, str) else None
-
     def busy(self, kernel_id: str) -> bool:
         """Whether the kernel runs a cell now: jupyter_server's record of its state says
         busy, and the link's own reading of the status messages (which leaves out the link's
         own questions) does not say otherwise."""
         link = self._links.get(kernel_id)
         others = link.busy_with_others() if link is not None else None
-        return self._state(kernel_id) == "busy" and others is not False
+        return execution_state(self._kernel_manager, kernel_id) == "busy" and others is not False
 
     def _link(self, kernel_id: str) -> KernelLink:
         link = self._links.get(kernel_id)
@@ -236,11 +230,19 @@ class KernelLinks:
         link = self._link(kernel_id)
         if link.approvals is False or self.busy(kernel_id):
             return False
+        if execution_state(self._kernel_manager, kernel_id) == "starting":
+            # No client has sent it anything yet, so no code ran and nothing is pending; asking
+            # would be the first message it handles, and change what jupyter_server reports.
+            return False
         if link.approvals is None or not link.comm_open:
             return True
         # A change message lost on the way (iopub drops what a slow reader cannot take)
-        # would leave the copy wrong until the next change: an idle kernel is asked again.
-        if link.heard_at is None or time.monotonic() - link.heard_at > RELIST_AFTER_S:
+        # would leave the copy wrong until the next change: an idle kernel is asked again,
+        # but only once it handled someone else's message since (asking is activity to
+        # jupyter_server, and an idle kernel asked every half minute would never be culled).
+        if link.heard_at is None:
+            return True
+        if time.monotonic() - link.heard_at > RELIST_AFTER_S and link.active_since_heard():
             return True
         path = self._notebook_of(kernel_id)
         return path is not None and path != link.told_path

@@ -197,7 +197,7 @@ async def test_what_one_kernel_publishes_cannot_break_the_list_of_the_others(jp_
     assert rows <= {(honest.id, pending["request_id"]), (forger.id, "0123456789abcdef")}
 
 
-async def test_an_idle_kernel_not_heard_from_for_a_while_is_asked_again(
+async def test_an_idle_kernel_is_asked_again_after_activity_of_its_own_only(
     jp_fetch, jp_serverapp, kernels, monkeypatch
 ):
     # Given a kernel the server knows, whose last listing is older than the relist interval
@@ -210,9 +210,14 @@ async def test_an_idle_kernel_not_heard_from_for_a_while_is_asked_again(
     links = jp_serverapp.web_app.settings["jupyter_approvals.links"]
     sent = count_questions(links._links[kernel.id], monkeypatch)
     monkeypatch.setattr(server_kernels, "RELIST_AFTER_S", 0.0)
-    # When the sidebar lists
+    # When the sidebar lists while the kernel did nothing since
     await get_json(jp_fetch, "pending")
-    # Then the kernel was asked for its list again (a lost change message heals)
+    # Then it is not asked: asking is activity, and an idle kernel must stay cullable
+    assert sent == []
+    # When the kernel runs something later (activity a lost change message would ride on)
+    await kernel.run("1 + 1")
+    await get_json(jp_fetch, "pending")
+    # Then it is asked for its list again (a lost change message heals)
     assert sent == ["comm_msg"]
 
 
