@@ -12,7 +12,7 @@ SANITIZE := notebooks/nbval-sanitize.cfg
 
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: setup browser agents oldest demo test test-fast screenshots lint bench clean
+.PHONY: setup browser agents oldest upstream demo test test-fast screenshots lint bench clean
 
 setup: $(VENV)/.installed
 
@@ -55,6 +55,40 @@ $(OLDEST_VENV)/.installed: pyproject.toml $(OLDEST_REQUIREMENTS)
 	HATCH_JUPYTER_BUILDER_SKIP_NPM=1 $(OLDEST_VENV)/bin/python -m pip install --quiet -e . \
 		-r $(OLDEST_REQUIREMENTS)
 	touch $@
+
+# jupyter_server's own test suite, and jupyter-collaboration's server part's
+# (jupyter_server_ydoc), each from the sdist of the installed version, run plain and with
+# jupyter-approvals loaded in every server they start (tests/upstream/run_upstream.py); fails
+# when a test passes plain but not with the extension. Each suite gets a virtualenv with its
+# test extra and jupyter-approvals; the file that enables the extension for every server of the
+# virtualenv is removed, so that the plain run is plain. About 20 minutes on 2 cores.
+UPSTREAM_VENV ?= .venv-upstream
+UPSTREAM_YDOC_VENV ?= .venv-upstream-ydoc
+ENABLING := etc/jupyter/jupyter_server_config.d/jupyter_approvals.json
+version_of = $(shell $(1)/bin/python -c "import importlib.metadata as m; print(m.version('$(2)'))")
+
+$(UPSTREAM_VENV)/.installed: $(VENV)/.installed
+	$(PYTHON) -m venv $(UPSTREAM_VENV)
+	$(UPSTREAM_VENV)/bin/python -m pip install --quiet --upgrade pip
+	HATCH_JUPYTER_BUILDER_SKIP_NPM=1 $(UPSTREAM_VENV)/bin/python -m pip install --quiet -e . \
+		"jupyter_server[test]==$(call version_of,$(VENV),jupyter_server)"
+	rm -f $(UPSTREAM_VENV)/$(ENABLING)
+	touch $@
+
+$(UPSTREAM_YDOC_VENV)/.installed: $(VENV)/.installed $(AGENT_VENV)/.installed
+	$(PYTHON) -m venv $(UPSTREAM_YDOC_VENV)
+	$(UPSTREAM_YDOC_VENV)/bin/python -m pip install --quiet --upgrade pip
+	HATCH_JUPYTER_BUILDER_SKIP_NPM=1 $(UPSTREAM_YDOC_VENV)/bin/python -m pip install --quiet -e . \
+		"jupyter_server[test]==$(call version_of,$(VENV),jupyter_server)" \
+		"jupyter-server-ydoc[test]==$(call version_of,$(AGENT_VENV),jupyter-server-ydoc)"
+	rm -f $(UPSTREAM_YDOC_VENV)/$(ENABLING)
+	touch $@
+
+upstream: $(UPSTREAM_VENV)/.installed $(UPSTREAM_YDOC_VENV)/.installed
+	$(BIN)/python tests/upstream/run_upstream.py --python $(UPSTREAM_VENV)/bin/python \
+		--dist jupyter_server
+	$(BIN)/python tests/upstream/run_upstream.py --python $(UPSTREAM_YDOC_VENV)/bin/python \
+		--dist jupyter-server-ydoc
 
 browser:
 	@if [ ! -x "$(CHROMIUM)" ]; then \
@@ -131,4 +165,5 @@ bench: setup agents
 	CHROMIUM_PATH=$(CHROMIUM) $(BIN)/python benchmarks/bench_sidebar.py
 
 clean:
-	rm -rf $(VENV) $(AGENT_VENV) $(OLDEST_VENV) build dist *.egg-info
+	rm -rf $(VENV) $(AGENT_VENV) $(OLDEST_VENV) $(UPSTREAM_VENV) $(UPSTREAM_YDOC_VENV) build dist \
+		*.egg-info

@@ -38,8 +38,10 @@ def _with_extension(original: Callable[[Any], None]) -> Callable[[Any], None]:
     @functools.wraps(original)
     def init_server_extensions(self: Any) -> None:
         if EXTENSION not in self.jpserver_extensions:
-            # A new dict: the old one may be shared with the test's Config object.
-            self.jpserver_extensions = {**self.jpserver_extensions, EXTENSION: True}
+            # As find_server_extensions does with an extension enabled by a config file: in
+            # the config too, or the next update_config (an extension's link) drops it again.
+            self.config.ServerApp.jpserver_extensions.update({EXTENSION: True})
+            self.jpserver_extensions.update({EXTENSION: True})
         original(self)
 
     init_server_extensions.__approvals_wrapped__ = True  # type: ignore[attr-defined]
@@ -53,7 +55,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if getattr(original, "__approvals_wrapped__", False):
         return
     _state["original"] = original
-    ServerApp.init_server_extensions = _with_extension(original)  # type: ignore[method-assign]
+    ServerApp.init_server_extensions = _with_extension(original)  # type: ignore[method-assign, assignment]
     if not os.environ.get(STATE_DIR_ENV):
         state_dir = tempfile.mkdtemp(prefix="approvals-upstream-state-")
         os.environ[STATE_DIR_ENV] = state_dir
