@@ -53,6 +53,28 @@ async def call(jp_fetch, *parts, token: str | None = None, **kwargs) -> tuple[in
     return response.code, dict(response.headers.get_all()), body
 
 
+#: The REST prefix of jupyter-approvals.
+APPROVALS_API = "jupyter-approvals/api"
+
+
+async def held(jp_fetch) -> list[dict[str, Any]]:
+    """The requests the server holds for agents, as the person's GET pending lists them."""
+    _, _, listing = await call(jp_fetch, APPROVALS_API, "pending")
+    return [item for item in listing["pending"] if item.get("held_at") == "server"]
+
+
+async def approve(jp_fetch, item: dict[str, Any]) -> None:
+    """Approve a held request as a person in the sidebar would, after reading it."""
+    await asyncio.sleep(1.1)  # a person reads it
+    status, _, body = await call(
+        jp_fetch,
+        *item["decide_url"].split("/"),
+        method="POST",
+        body=json.dumps({"decision": "approve", "fingerprint": item["fingerprint"]}),
+    )
+    assert status == 200, body
+
+
 class KernelSocket:
     """A websocket to one kernel, in one of the two protocols."""
 
@@ -142,8 +164,8 @@ class KernelSocket:
             )
         return got
 
-    async def execute(self, code: str, channel: str = "shell", **extra: Any) -> dict[str, Any]:
-        """Run ``code``; return the reply content, the stdout text and every message."""
+    async def send_execute(self, code: str, channel: str = "shell", **extra: Any) -> str:
+        """Send an ``execute_request`` of ``code`` as a client does; return its msg_id."""
         content = {
             "code": code,
             "silent": False,
@@ -153,7 +175,11 @@ class KernelSocket:
             "stop_on_error": True,
             **extra,
         }
-        msg_id = await self.send("execute_request", content, channel)
+        return await self.send("execute_request", content, channel)
+
+    async def execute(self, code: str, channel: str = "shell", **extra: Any) -> dict[str, Any]:
+        """Run ``code``; return the reply content, the stdout text and every message."""
+        msg_id = await self.send_execute(code, channel, **extra)
         messages = await self.replies_to(msg_id)
         reply = next((m["content"] for m in messages if m["msg_type"] == "execute_reply"), None)
         stdout = "".join(

@@ -3,16 +3,13 @@ person's approval, and refused when the target changed in between."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 from pathlib import Path
 
 import pytest
 
-from .agent_client import add_agent, call
-
-API = "jupyter-approvals/api"
+from .agent_client import add_agent, approve, call, held
 
 
 @pytest.fixture
@@ -22,22 +19,6 @@ def agent_token(state_dir) -> str:
 
 def text_file(content: str) -> str:
     return json.dumps({"type": "file", "format": "text", "content": content})
-
-
-async def held(jp_fetch) -> list[dict]:
-    _, _, listing = await call(jp_fetch, API, "pending")
-    return [item for item in listing["pending"] if item.get("held_at") == "server"]
-
-
-async def approve(jp_fetch, item: dict) -> None:
-    await asyncio.sleep(1.1)  # a person reads it
-    status, _, body = await call(
-        jp_fetch,
-        *item["decide_url"].split("/"),
-        method="POST",
-        body=json.dumps({"decision": "approve", "fingerprint": item["fingerprint"]}),
-    )
-    assert status == 200, body
 
 
 async def test_an_overwrite_is_held_with_a_diff_and_written_once_after_approval(

@@ -290,17 +290,7 @@ async def test_approved_code_is_journaled_executed_only_when_the_kernel_replied(
     [item] = await held_items(jp_fetch)
     await asyncio.sleep(1.1)
     await decide(jp_fetch, item)
-    msg_id = await agent.send(
-        "execute_request",
-        {
-            "code": code,
-            "silent": False,
-            "store_history": True,
-            "user_expressions": {},
-            "allow_stdin": False,
-            "stop_on_error": True,
-        },
-    )
+    msg_id = await agent.send_execute(code)
     # When the kernel runs it and has not replied yet
     for _ in range(1200):
         if (root / "started").exists():
@@ -331,17 +321,7 @@ async def test_approved_code_whose_agent_left_before_the_reply_is_journaled_unkn
     [item] = await held_items(jp_fetch)
     await asyncio.sleep(1.1)
     await decide(jp_fetch, item)
-    await agent.send(
-        "execute_request",
-        {
-            "code": code,
-            "silent": False,
-            "store_history": True,
-            "user_expressions": {},
-            "allow_stdin": False,
-            "stop_on_error": True,
-        },
-    )
+    await agent.send_execute(code)
     # When the agent's socket closes before the kernel replied
     agent.close()
     entries: list[dict] = []

@@ -9,7 +9,6 @@ would land on disk is held for a person or refused, and nothing is written befor
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 from pathlib import Path
@@ -18,9 +17,7 @@ from typing import Any
 import pytest
 from traitlets.config import Config
 
-from tests.server.agent_client import call
-
-from .conftest import API
+from tests.server.agent_client import approve, call, held
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:jupyter_server")
 
@@ -53,22 +50,6 @@ def tree(root: Path) -> dict[str, bytes | None]:
             continue
         found[str(relative)] = None if path.is_dir() else path.read_bytes()
     return found
-
-
-async def held(jp_fetch: Any) -> list[dict[str, Any]]:
-    _, _, listing = await call(jp_fetch, API, "pending")
-    return [item for item in listing["pending"] if item.get("held_at") == "server"]
-
-
-async def approve(jp_fetch: Any, item: dict[str, Any]) -> None:
-    await asyncio.sleep(1.1)  # a person reads it
-    status, _, body = await call(
-        jp_fetch,
-        *item["decide_url"].split("/"),
-        method="POST",
-        body=json.dumps({"decision": "approve", "fingerprint": item["fingerprint"]}),
-    )
-    assert status == 200, body
 
 
 def text(content: str, **extra: Any) -> str:
