@@ -76,7 +76,9 @@ async def mark_inserted_cells(room_doc: Any, cell_ids: set[str], agent: str) -> 
         await asyncio.sleep(0.1)
 
 
-async def restore_outputs(room_doc: Any, restore: dict[str, tuple[list[Any], object]]) -> None:
+async def restore_outputs(
+    room_doc: Any, restore: dict[str, tuple[list[Any] | None, object]]
+) -> None:
     """Give cells back the outputs the gate's answer to an agent's run replaced, once the room
     has applied the agent's update (its client cleared them before its code was held): the
     earlier outputs and count, then the gate's answer after them (the agent reads it there)."""
@@ -91,8 +93,12 @@ async def restore_outputs(room_doc: Any, restore: dict[str, tuple[list[Any], obj
                 if cell_id not in remaining:
                     continue
                 outputs = cell.get("outputs")
-                if isinstance(outputs, Array) and len(outputs):
-                    saved, count = remaining.pop(cell_id)
+                saved, count = remaining[cell_id]
+                if saved is None:  # the count alone, set again after the client's own
+                    del remaining[cell_id]
+                    cell["execution_count"] = count
+                elif isinstance(outputs, Array) and len(outputs):
+                    del remaining[cell_id]
                     answer = list(outputs.to_py() or [])
                     del outputs[:]
                     outputs.extend([*saved, *answer])

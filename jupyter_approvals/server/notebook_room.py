@@ -165,8 +165,12 @@ class NotebookShadow:
         self._stale = False
         #: Cells an agent emptied of their outputs: id -> (outputs JSON, count, when).
         self._cleared: dict[str, tuple[str, object, float]] = {}
-        #: Cells to give back their outputs: id -> (outputs JSON, count); see take_restorations.
-        self._restore: dict[str, tuple[str, object]] = {}
+        #: Cells to give back their outputs: id -> (outputs JSON, or None for the count alone,
+        #: count); see take_restorations.
+        self._restore: dict[str, tuple[str | None, object]] = {}
+        #: Cells given back their outputs: id -> (count, when); the agent client sets the count
+        #: of its run last, after the outputs were given back.
+        self._restored: dict[str, tuple[object, float]] = {}
         self._build()
         self._following = room_doc.observe(self._follow)
 
@@ -306,12 +310,23 @@ class NotebookShadow:
             elif after.cell_id in self._cleared and _answered_by_the_gate(after.outputs):
                 outputs, count, _ = self._cleared.pop(after.cell_id)
                 self._restore[after.cell_id] = (outputs, count)
+                self._restored[after.cell_id] = (count, now)
+            elif (
+                after.cell_id in self._restored
+                and after.execution_count != before.execution_count
+                and now - self._restored[after.cell_id][1] <= 60
+            ):
+                count, _ = self._restored.pop(after.cell_id)
+                self._restore.setdefault(after.cell_id, (None, count))
 
-    def take_restorations(self) -> dict[str, tuple[list[Any], object]]:
+    def take_restorations(self) -> dict[str, tuple[list[Any] | None, object]]:
         """Cells whose earlier outputs (and execution count) the gate's answer replaced in the
         agent's last update: id -> (outputs, count), to write back before that answer once the
         room applied it."""
-        restore = {cell_id: (json.loads(o), count) for cell_id, (o, count) in self._restore.items()}
+        restore = {
+            cell_id: (None if o is None else json.loads(o), count)
+            for cell_id, (o, count) in self._restore.items()
+        }
         self._restore.clear()
         return restore
 

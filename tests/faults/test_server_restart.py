@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from jupyter_client.blocking import BlockingKernelClient
 
 from jupyter_approvals.testing import connect
 from tests.kernel.helpers import HUMAN_PAUSE_S, SETUP, run
@@ -34,8 +35,17 @@ def start_notebook_kernel(server: Server) -> str:
     )
     assert status == 201, session
     kernel_id = str(session["kernel"]["id"])
-    # Attach only once the kernel answers the server (its sockets are bound by then).
-    # Generous bounds, never expectations: a loaded 2-core machine is slow, not wrong.
+    # As JupyterLab does on opening the notebook, a client asks the kernel for its info (the
+    # server itself leaves a kernel nobody talked to alone, "starting"); attach only once the
+    # kernel answers the server (its sockets are bound by then). Generous bounds, never
+    # expectations: a loaded 2-core machine is slow, not wrong.
+    info = BlockingKernelClient(connection_file=str(server.runtime / f"kernel-{kernel_id}.json"))
+    info.load_connection_file()
+    info.start_channels(hb=False)
+    try:
+        info.wait_for_ready(timeout=120)
+    finally:
+        info.stop_channels()
     deadline = time.monotonic() + 120
     while server.request("GET", f"api/kernels/{kernel_id}")[1]["execution_state"] != "idle":
         assert time.monotonic() < deadline, "the kernel never became idle"

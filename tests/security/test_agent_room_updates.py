@@ -364,6 +364,13 @@ def test_a_run_the_gate_answered_gives_the_person_s_outputs_back():
     after = room.cells[0].to_py()
     assert after["outputs"] == [*before["outputs"], held]
     assert after["execution_count"] == 7
+    # When the client then sets the count of its run, as it does last
+    agent = room.copy()
+    room.send(room.change(lambda cells: cells[0].__setitem__("execution_count", 0), doc=agent))
+    asyncio.run(restore_outputs(room.doc, room.shadow.take_restorations()))
+    # Then the person's count is set again, the outputs as they were
+    assert room.cells[0].to_py()["execution_count"] == 7
+    assert room.cells[0].to_py()["outputs"] == [*before["outputs"], held]
 
 
 def test_outputs_of_a_run_that_really_ran_are_left_as_the_agent_wrote_them():
