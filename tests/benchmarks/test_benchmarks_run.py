@@ -111,9 +111,12 @@ def test_the_agent_load_benchmark_runs_and_reports_its_ratio(tmp_path):
         "0.1",
         "--requests",
         "10",
+        "--rounds",
+        "2",
         timeout=240,
         python=python,
     )
     # Then it finished and printed the person's ratio with its target
-    assert "person under an agent's load / idle, p95:" in report
+    assert "person under an agent's load / idle, p95, median of rounds:" in report
     assert "(target <= 1.5x)" in report
+    assert "round 2: idle" in report
