@@ -1,6 +1,7 @@
 # The two commands of the README:
 #   make demo   set up, then start JupyterLab on the quickstart notebook
-#   make test   set up, then run every check CI runs (.ci/run calls exactly this)
+#   make check  set up, then run every check CI runs (.ci/run calls exactly this): `make test`
+#               (the project's own suite, lint and notebooks) and `make upstream`
 # Setup is a virtualenv in .venv with the package installed editable and its dev extras, and
 # Debian's chromium for the browser tests (installed with apt-get when missing; as root, or
 # through sudo).
@@ -12,7 +13,7 @@ SANITIZE := notebooks/nbval-sanitize.cfg
 
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: setup browser agents oldest upstream demo test test-fast screenshots lint bench clean
+.PHONY: setup browser agents oldest upstream demo check test test-fast screenshots lint bench clean
 
 setup: $(VENV)/.installed
 
@@ -127,6 +128,11 @@ lint: setup
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	cd $(LABEXT) && npm run lint
+
+# Everything CI runs, in this order: the project's own suite first (about 25 minutes on 2
+# cores), then the upstream suites with the extension loaded (about 20 more).
+check: test
+	$(MAKE) upstream
 
 test: lint browser agents oldest
 	cd $(LABEXT) && npm test
