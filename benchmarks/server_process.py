@@ -58,6 +58,8 @@ class ServerProcess:
                 *extra_args,
             ],
             env=env,
+            # jupyter-collaboration keeps its room store in the working directory.
+            cwd=base,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
