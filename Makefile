@@ -142,7 +142,7 @@ test: lint browser agents oldest
 
 # Everything but the tests that start a real kernel or a browser (about 1,000 tests, ~1.5 min).
 test-fast: setup
-	$(BIN)/pytest -m "not kernel and not e2e and not install" tests
+	$(BIN)/pytest -m "not kernel and not e2e and not install and not venvs" tests
 
 # The documentation's screenshots: the browser tests write every screenshot under
 # build/screenshots (never into the tree), the ones for docs/images (save_screenshot(...,

@@ -21,35 +21,35 @@ from ..config import ApprovalsConfig
 from ..core import errors
 from ..core.agents import AgentRegistry, registry_path
 from ..core.project import journal_location
-from . import sessions
-from .agent_contents import ContentsHold
-from .agent_gate import AgentGate
-from .agent_handlers import AgentPauseHandler, AgentsHandler
-from .agent_hold import AgentHold
-from .agent_identity import (
+from .api import API_PREFIX
+from .gate.agent_gate import AgentGate
+from .gate.contents import ContentsHold
+from .gate.hold import AgentHold
+from .gate.identity import (
     GATE_SETTING,
     is_agent,
     make_agent_aware,
     narrow_for_agents,
     wrap_kernel_connection,
 )
-from .agent_limits import AgentLimits
-from .agent_notebooks import never_sign_for_agents
-from .agent_pause import reject_in_kernels
-from .api import API_PREFIX
-from .decision_handlers import REFUSALS_SETTING, DecisionHandler, HeldDecisionHandler
-from .gate_checks import loosened_origin_checks
-from .handlers import (
+from .gate.in_force import loosened_origin_checks
+from .gate.kernel_screen import POLICIES
+from .gate.limits import AgentLimits
+from .gate.notebook_trust import never_sign_for_agents
+from .gate.pause import reject_in_kernels
+from .mirror import sessions
+from .mirror.journals import JOURNALS_SETTING, ServerJournals
+from .mirror.kernels import KERNEL_ACTIONS_EVENT, LINKS_SETTING, KernelLinks
+from .rest.agent_handlers import AgentPauseHandler, AgentsHandler
+from .rest.decision_handlers import REFUSALS_SETTING, DecisionHandler, HeldDecisionHandler
+from .rest.handlers import (
     PENDING_ROWS_SETTING,
     DoctorHandler,
     PendingHandler,
 )
-from .journal_handler import JournalHandler
-from .kernel_screen import POLICIES
-from .kernels import KERNEL_ACTIONS_EVENT, LINKS_SETTING, KernelLinks
-from .pending_rows import PendingRows
-from .rest_refusals import RestRefusals
-from .server_journals import JOURNALS_SETTING, ServerJournals
+from .rest.journal_handler import JournalHandler
+from .rest.pending_rows import PendingRows
+from .rest.refusals import RestRefusals
 
 API = API_PREFIX
 #: Every route of this extension: URL pattern (below the base URL) and handler.

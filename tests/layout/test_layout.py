@@ -30,6 +30,16 @@ MAY_IMPORT = {
     "ops": {"core", "previews", "kernel"},
     "server": {"core", "previews", "doctor", "config", "_version"},
 }
+#: The rooms of ``server/`` -> the rooms they may import (besides themselves): the handlers,
+#: then the agent gate, then the server's mirror of the kernels; ``app`` wires them all and
+#: ``api`` (where the REST API lives) is a fact every room may name.
+SERVER_ROOMS = {
+    "app": {"rest", "gate", "mirror", "api"},
+    "rest": {"gate", "mirror", "api"},
+    "gate": {"mirror", "api"},
+    "mirror": {"api"},
+    "api": set(),
+}
 MAX_LINES = 400
 MAX_LINES_KERNEL = 300
 
@@ -57,6 +67,35 @@ def test_each_layer_imports_only_the_layers_below_it(layer):
         if layer_of(module) == layer
         for target in targets
         if layer_of(target) not in allowed
+    )
+    assert crossing == []
+
+
+def room_of(module: str) -> str:
+    """The room of a module of ``server/`` (its first name below ``server``)."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 else ""
+
+
+def test_the_server_has_its_rooms_and_nothing_else():
+    # Given every module of the server layer
+    rooms = {room_of(m) for m in module_files() if layer_of(m) == "server"}
+    # Then each belongs to a room (the package's own __init__ aside)
+    assert rooms - {""} == set(SERVER_ROOMS)
+
+
+@pytest.mark.parametrize("room", sorted(SERVER_ROOMS))
+def test_each_server_room_imports_only_the_rooms_after_it(room):
+    # Given the modules of one room of server/
+    edges = graph()
+    allowed = SERVER_ROOMS[room] | {room}
+    # Then none imports a room before it
+    crossing = sorted(
+        f"{module} -> {target}"
+        for module, targets in edges.items()
+        if layer_of(module) == "server" and room_of(module) == room
+        for target in targets
+        if layer_of(target) == "server" and room_of(target) not in allowed
     )
     assert crossing == []
 

@@ -15,9 +15,9 @@ import asyncio
 import pytest
 from pycrdt import Array, Doc, Map, Text
 
-from jupyter_approvals.server.agent_rooms import restore_outputs
-from jupyter_approvals.server.approved_outputs import data_key
-from jupyter_approvals.server.notebook_room import NotebookShadow, RoomRefusal
+from jupyter_approvals.server.gate.approved_outputs import data_key
+from jupyter_approvals.server.gate.notebook_shadow import NotebookShadow, RoomRefusal
+from jupyter_approvals.server.gate.rooms import restore_outputs
 
 SCRIPT = {"text/html": "<script>document.title = 'pwned'</script>"}
 

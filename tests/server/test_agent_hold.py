@@ -464,8 +464,8 @@ async def test_the_kernels_output_for_approved_code_is_remembered_for_its_room_w
     jp_fetch, jp_serverapp, kernels, open_socket
 ):
     # Given approved agent code that displays HTML
-    from jupyter_approvals.server.agent_identity import GATE_SETTING
-    from jupyter_approvals.server.approved_outputs import data_key
+    from jupyter_approvals.server.gate.approved_outputs import data_key
+    from jupyter_approvals.server.gate.identity import GATE_SETTING
 
     kernel = await kernels()
     agent = await open_socket(kernel.id)

@@ -183,6 +183,27 @@ async def test_the_doctor_fails_when_the_gate_is_swapped_out_and_the_sweep_resto
 
 
 @pytest.mark.parametrize("jp_server_config", [server_config()], indirect=True)
+async def test_the_doctor_fails_when_upstream_renamed_a_name_the_gate_relies_on(
+    jp_fetch, monkeypatch
+):
+    # Given an installed jupyter_server that no longer has a handler the gate names
+    from jupyter_approvals.server.gate import jupyter_server_seam as seam
+
+    renamed = "jupyter_server.services.kernels.handlers.KernelActionHandlerV2"
+    monkeypatch.setattr(seam, "HANDLERS", (*seam.HANDLERS, renamed))
+    seam.missing.cache_clear()
+    try:
+        # When the doctor runs
+        _, _, report = await call(jp_fetch, API, "doctor")
+    finally:
+        seam.missing.cache_clear()
+    check = next(c for c in report["checks"] if c["name"] == "agent_gate")
+    # Then the gate check fails and names it
+    assert not check["ok"]
+    assert renamed in check["detail"]
+
+
+@pytest.mark.parametrize("jp_server_config", [server_config()], indirect=True)
 async def test_the_doctor_warns_of_agents_that_use_the_persons_identity(jp_fetch, jp_serverapp):
     # Given jupyter-mcp-server enabled as a server extension (its /mcp runs as the person)
     jp_serverapp.jpserver_extensions["jupyter_mcp_server"] = True

@@ -15,10 +15,10 @@ from pycrdt import Doc, Map, Text
 from jupyter_approvals.core import errors
 from jupyter_approvals.core.model import Lease, RequestInfo, Status
 from jupyter_approvals.core.policy import Limits, ManualClock
-from jupyter_approvals.server.agent_hold import AgentHold
-from jupyter_approvals.server.agent_limits import AgentLimits
-from jupyter_approvals.server.held_room_edits import held_room_edit, room_kind
-from jupyter_approvals.server.server_journals import ServerJournals
+from jupyter_approvals.server.gate.held_room_edits import held_room_edit, room_kind
+from jupyter_approvals.server.gate.hold import AgentHold
+from jupyter_approvals.server.gate.limits import AgentLimits
+from jupyter_approvals.server.mirror.journals import ServerJournals
 
 NOTES = "def total(rows):\n    return sum(rows)\n"
 
@@ -207,7 +207,7 @@ def test_an_agent_update_to_a_room_that_cannot_be_screened_is_refused(hold, room
 
     from pycrdt import create_update_message
 
-    from jupyter_approvals.server.agent_rooms import screen_room_messages
+    from jupyter_approvals.server.gate.rooms import screen_room_messages
 
     # Given an agent's socket to a room whose document the screen cannot find
     socket = _RoomSocket(room_id)

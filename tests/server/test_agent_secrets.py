@@ -203,7 +203,7 @@ async def test_kernels_and_sessions_may_not_start_in_or_move_to_hidden_places(
 @pytest.mark.parametrize("path", ["proc/self/environ", "proc/1/cmdline", "sys/kernel", "dev/shm"])
 def test_a_server_rooted_at_slash_never_shows_processes_tokens(path):
     # Given a server whose root is "/" (a process's environment holds JUPYTER_TOKEN)
-    from jupyter_approvals.server.agent_routes import secret_path_reason
+    from jupyter_approvals.server.gate.routes import secret_path_reason
 
     # Then /proc, /sys and /dev are out of reach for agents
     assert secret_path_reason(path, Path("/"), []) is not None

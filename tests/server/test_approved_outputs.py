@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jupyter_approvals.server.approved_outputs import KEEP_S, ApprovedOutputs, data_key
+from jupyter_approvals.server.gate.approved_outputs import KEEP_S, ApprovedOutputs, data_key
 
 
 class Clock:

@@ -12,11 +12,11 @@ from pycrdt import Doc, Map, Text
 from jupyter_approvals.core.model import RequestInfo
 from jupyter_approvals.core.policy import Limits, ManualClock
 from jupyter_approvals.core.structured import checked_structured
-from jupyter_approvals.server.agent_hold import AgentHold
-from jupyter_approvals.server.held_code import held_preview
-from jupyter_approvals.server.held_files import held_delete, held_file_write, held_rename
-from jupyter_approvals.server.held_room_edits import held_room_edit
-from jupyter_approvals.server.server_journals import ServerJournals
+from jupyter_approvals.server.gate.held_code import held_preview
+from jupyter_approvals.server.gate.held_files import held_delete, held_file_write, held_rename
+from jupyter_approvals.server.gate.held_room_edits import held_room_edit
+from jupyter_approvals.server.gate.hold import AgentHold
+from jupyter_approvals.server.mirror.journals import ServerJournals
 
 
 @pytest.fixture

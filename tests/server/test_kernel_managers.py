@@ -13,7 +13,7 @@ import pytest
 from traitlets.config import Config
 
 from jupyter_approvals.core.project import make_git_top_level
-from jupyter_approvals.server.kernel_link import async_client
+from jupyter_approvals.server.mirror.kernel_link import async_client
 from tests.kernel.helpers import SETUP
 from tests.server.test_pending_mirror import rows_until
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from jupyter_approvals.server.listing_shape import well_formed
+from jupyter_approvals.server.mirror.listing_shape import well_formed
 
 
 @pytest.mark.parametrize(

@@ -201,7 +201,7 @@ async def test_an_idle_kernel_is_asked_again_after_activity_of_its_own_only(
     jp_fetch, jp_serverapp, kernels, monkeypatch
 ):
     # Given a kernel the server knows, whose last listing is older than the relist interval
-    import jupyter_approvals.server.kernels as server_kernels
+    import jupyter_approvals.server.mirror.kernels as server_kernels
 
     kernel = await kernels()
     await kernel.run(SETUP)

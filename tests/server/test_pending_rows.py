@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from jupyter_approvals.server.kernels import Row
-from jupyter_approvals.server.pending_rows import PendingRows
+from jupyter_approvals.server.mirror.kernels import Row
+from jupyter_approvals.server.rest.pending_rows import PendingRows
 
 LISTING = {"unanswered_kernels": [], "busy_kernels": ["k2"], "journal_errors": []}
 

@@ -10,7 +10,7 @@ import pytest
 from traitlets.config import Config
 
 from jupyter_approvals.core import errors
-from jupyter_approvals.server.agent_limits import AgentLimits
+from jupyter_approvals.server.gate.limits import AgentLimits
 from tests.server.agent_client import call
 
 

@@ -1,6 +1,6 @@
 """What an agent's change through the contents manager is, as a person will judge it.
 
-:mod:`.agent_contents` holds every change the contents manager would make for an agent (save,
+:mod:`.contents` holds every change the contents manager would make for an agent (save,
 new, copy, rename, delete, checkpoints) where the manager makes it; this module turns one such
 change into a :class:`HeldWrite`: its action, summary, preview and fingerprint, computed from
 what would be written (the decoded bytes, the final path) and the target's current state (file
@@ -18,16 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core import errors
-from ..core.fingerprint import fingerprint
-from ..previews.file_tree import add_listing, add_tree_counts, describe, scan, tree_state
-from ..previews.line_diff import add_diff_preview, is_binary
-from ..previews.source_encoding import misread_encoding
-from ..previews.structured import Preview, StructuredPreview
-from ..previews.text import Deadline, PreviewText, size_text
-from .agent_routes import os_path
+from ...core import errors
+from ...core.fingerprint import fingerprint
+from ...previews.file_tree import add_listing, add_tree_counts, describe, scan, tree_state
+from ...previews.line_diff import add_diff_preview, is_binary
+from ...previews.source_encoding import misread_encoding
+from ...previews.structured import Preview, StructuredPreview
+from ...previews.text import Deadline, PreviewText, size_text
+from .routes import os_path
 
-_CONTENTS = "jupyter_server.services.contents.handlers"
 #: Held writes are diffed up to this size, above the ready operations' MAX_DIFF_BYTES: the
 #: server already holds the whole request body in memory, and the diff is what a person reads.
 MAX_HELD_DIFF_BYTES = 256 << 20

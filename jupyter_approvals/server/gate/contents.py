@@ -7,9 +7,9 @@ file, folder and notebook), ``rename``, ``delete`` and the checkpoint methods. T
 wrapped on the server's contents manager. While a request of an agent identity runs, each call
 is judged from its own arguments, as the manager will act on them: the final path (hidden and
 Jupyter-own places are refused) and the bytes that would land. A change waits for a person as
-a held request (:mod:`.held_files`, :mod:`.agent_hold`) and runs once after its approval; a
+a held request (:mod:`.held_files`, :mod:`.hold`) and runs once after its approval; a
 notebook save stays open, with every cell untrusted and the agent's new cells named
-(:mod:`.agent_notebooks`).
+(:mod:`.notebook_trust`).
 
 The calls a wrapped method makes into the manager itself (``copy`` calls ``save``; ``save``
 makes a notebook's first checkpoint) pass once the outer call was let through. Previews and
@@ -36,13 +36,13 @@ from typing import Any, NoReturn
 from jupyter_server.base.call_context import CallContext
 from tornado.websocket import WebSocketHandler
 
-from ..core import errors
-from ..core.model import Lease
+from ...core import errors
+from ...core.model import Lease
 from . import held_files
-from .agent_hold import AgentHold
-from .agent_identity import AgentUser, refuse
-from .agent_notebooks import untrust_notebook
-from .agent_routes import forbidden, os_path, secret_path_reason
+from .hold import AgentHold
+from .identity import AgentUser, refuse
+from .notebook_trust import untrust_notebook
+from .routes import forbidden, os_path, secret_path_reason
 
 #: True inside a call the gate let through: the manager's calls into itself pass.
 _INSIDE: ContextVar[bool] = ContextVar("jupyter_approvals_contents_inside", default=False)
@@ -74,7 +74,7 @@ def _agent_of_request() -> tuple[Any, str] | None:
     """(handler, agent) when the request being handled is an agent's HTTP request.
 
     A collaboration room's tasks can run in the context of the websocket that opened the room;
-    what rooms save is screened at the room (:mod:`.agent_rooms`), not here.
+    what rooms save is screened at the room (:mod:`.rooms`), not here.
     """
     handler = CallContext.get(CallContext.JUPYTER_HANDLER)
     if handler is None or isinstance(handler, WebSocketHandler):

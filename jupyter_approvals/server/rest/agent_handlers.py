@@ -11,9 +11,9 @@ from typing import Any
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 
-from ..core import errors
-from .agent_identity import username_of
-from .agent_pause import reject_in_kernels
+from ...core import errors
+from ..gate.identity import username_of
+from ..gate.pause import reject_in_kernels
 from .handlers import ApprovalsHandler
 
 

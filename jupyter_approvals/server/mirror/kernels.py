@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 from jupyter_client.session import Session
 
-from ..core.model import iso_utc
+from ...core.model import iso_utc
 from .kernel_activity import execution_state
 from .kernel_link import (
     KernelBusy,

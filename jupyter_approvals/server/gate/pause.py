@@ -9,7 +9,7 @@ as the reason.
 
 from __future__ import annotations
 
-from .kernels import KernelBusy, KernelLinks, KernelUnavailable, NoApprovals
+from ..mirror.kernels import KernelBusy, KernelLinks, KernelUnavailable, NoApprovals
 
 
 def pause_reason(agent: str, by: str | None) -> str:

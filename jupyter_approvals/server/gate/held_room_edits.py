@@ -22,8 +22,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from ..core import errors
-from ..core.fingerprint import fingerprint
+from ...core import errors
+from ...core.fingerprint import fingerprint
 from .held_files import HeldWrite, change_preview
 
 ACTION = "file.write"

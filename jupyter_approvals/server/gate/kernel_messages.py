@@ -21,7 +21,7 @@ from jupyter_server.services.kernels.connection.base import (
     serialize_msg_to_ws_v1,
 )
 
-from ..core.protocol import STAMP_KEY
+from ...core.protocol import STAMP_KEY
 
 V1_PROTOCOL = "v1.kernel.websocket.jupyter.org"
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .server_journals import ServerJournals
+from ..mirror.journals import ServerJournals
 
 #: At most this many refusal lines per sender and request (the last one says so).
 PER_SENDER_AND_REQUEST = 20

@@ -3,7 +3,7 @@
 jupyter_server signs a notebook it saves when every code cell is trusted (``metadata.trusted``,
 or no output that could run script); JupyterLab then runs the script outputs of a signed
 notebook in the person's page, where script can press Approve. So when the contents manager
-saves an agent's notebook (:mod:`.agent_contents`), the gate first removes ``trusted`` from
+saves an agent's notebook (:mod:`.contents`), the gate first removes ``trusted`` from
 every cell of the model it will write, and the manager does not sign it. Cells whose id the
 notebook on disk does not have are marked ``metadata.jupyter_approvals.inserted_by = "agent
 NAME"``.
@@ -18,8 +18,8 @@ from typing import Any
 
 from jupyter_server.base.call_context import CallContext
 
-from ..core.protocol import CELL_METADATA_KEY
-from .notebook_room import rich
+from ...core.protocol import CELL_METADATA_KEY
+from .notebook_shadow import rich
 
 
 def _existing_cells(path: Path) -> dict[str, str | None]:

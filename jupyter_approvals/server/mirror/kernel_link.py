@@ -16,7 +16,7 @@ import time
 import uuid
 from typing import Any
 
-from ..core.protocol import COMM_TARGET, MARKER_COMM_PREFIX
+from ...core.protocol import COMM_TARGET, MARKER_COMM_PREFIX
 from .listing_shape import well_formed
 
 

@@ -1,7 +1,7 @@
 """The REST routes that decide (docs/protocol.md 6.2, 6.2.1): a kernel's request, held code.
 
 A decision the server refuses itself, before any kernel or store saw it, is journaled here
-(:mod:`.rest_refusals`); one the kernel or the store refuses is journaled there.
+(:mod:`.refusals`); one the kernel or the store refuses is journaled there.
 """
 
 from __future__ import annotations
@@ -13,10 +13,9 @@ from typing import Any
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 
-from ..core import errors
-from .agent_identity import is_agent, username_of
-from .handlers import _STATUS, MAX_BODY_BYTES, ApprovalsHandler
-from .kernels import (
+from ...core import errors
+from ..gate.identity import is_agent, username_of
+from ..mirror.kernels import (
     RETRY_AFTER_S,
     KernelBusy,
     KernelUnavailable,
@@ -24,9 +23,10 @@ from .kernels import (
     NotListed,
     Unanswered,
 )
-from .rest_refusals import RestRefusals
+from .handlers import _STATUS, MAX_BODY_BYTES, ApprovalsHandler
+from .refusals import RestRefusals
 
-#: Where the web app's settings keep the server's :class:`.rest_refusals.RestRefusals`.
+#: Where the web app's settings keep the server's :class:`.refusals.RestRefusals`.
 REFUSALS_SETTING = "jupyter_approvals.rest_refusals"
 
 

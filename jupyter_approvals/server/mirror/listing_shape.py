@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..core.policy import MAX_STRUCTURED_CHARS, MIN_ANSWER_CEILING_S, MIN_ANSWER_S
-from ..core.structured import checked_structured
-from ..core.visible import make_visible
+from ...core.policy import MAX_STRUCTURED_CHARS, MIN_ANSWER_CEILING_S, MIN_ANSWER_S
+from ...core.structured import checked_structured
+from ...core.visible import make_visible
 
 _REQUEST_ID = re.compile(r"[0-9a-f]{16}")
 _DECIDED_FIELDS = ("id", "action", "summary", "status", "channel", "decided_at")

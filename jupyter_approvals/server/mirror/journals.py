@@ -11,9 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..core import errors
-from ..core.journal import Journal
-from ..core.project import ensure_outside_project, project_root_for
+from ...core import errors
+from ...core.journal import Journal
+from ...core.project import ensure_outside_project, project_root_for
 
 #: Where the web app's settings keep the server's :class:`ServerJournals`.
 JOURNALS_SETTING = "jupyter_approvals.journals"

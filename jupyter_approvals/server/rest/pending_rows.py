@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from .kernels import Row
+from ..mirror.kernels import Row
 
 
 class PendingRows:

@@ -16,16 +16,16 @@ from typing import Any
 
 from jupyter_client.session import Session
 
-from ..core import errors
-from ..core.agents import AgentRegistry
-from ..core.model import Lease
-from . import sessions
-from .agent_hold import AgentHold
-from .agent_identity import AgentUser, display_name_of, is_agent, username_of
-from .agent_limits import AgentLimits
+from ...core import errors
+from ...core.agents import AgentRegistry
+from ...core.model import Lease
+from ..mirror import sessions
 from .approved_outputs import OUTPUT_TYPES, ApprovedOutputs
 from .held_code import pending_text, refusal_text
+from .hold import AgentHold
+from .identity import AgentUser, display_name_of, is_agent, username_of
 from .kernel_messages import IncomingMessage, decode, encode_reply
+from .limits import AgentLimits
 
 #: Message types an agent may send on the shell or control channel. Not complete_request or
 #: inspect_request: completing imports modules (IPython's completer imports what it completes

@@ -1,17 +1,17 @@
 """What held agent code is: the fields of an ``execute_request`` that are fingerprinted, the
 preview a person reads, and what the agent is told while its code waits or after it ended.
 
-The hold itself (the server's stores, limits and journal) is :mod:`.agent_hold`.
+The hold itself (the server's stores, limits and journal) is :mod:`.hold`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..core import errors
-from ..core.fingerprint import short_fingerprint
-from ..core.model import RequestInfo
-from ..previews.structured import STRUCTURED_BUDGET, StructuredPreview
+from ...core import errors
+from ...core.fingerprint import short_fingerprint
+from ...core.model import RequestInfo
+from ...previews.structured import STRUCTURED_BUDGET, StructuredPreview
 
 ACTION = "kernel.execute"
 #: Fields of an execute_request's content that change what runs; all are fingerprinted.

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..doctor.report import Check
+from ...doctor.report import Check
+from . import jupyter_server_seam
 
 #: Server extensions through which an agent acts with the person's own identity.
 UNGATED_AGENT_EXTENSIONS = ("jupyter_mcp_server", "jupyter_ai", "jupyter_ai_jupyternaut")
@@ -48,13 +49,22 @@ def gate_checks(serverapp: Any, gate: Any) -> list[Check]:
     unreadable = gate.registry.problem
     if unreadable is not None:
         problems.append(unreadable.message)
+    unknown = jupyter_server_seam.missing()
+    if unknown:
+        problems.append(
+            "the installed jupyter_server or jupyter-collaboration no longer has names the gate "
+            f"relies on ({', '.join(unknown)}): agents may be refused routes they need, or a "
+            "check may not apply"
+        )
     if problems:
         gate_check = Check(
             "agent_gate",
             False,
             "; ".join(problems) + ".",
             fix="Run the server with a token or password, and do not configure another identity "
-            "provider, authorizer or kernel websocket connection after jupyter-approvals.",
+            "provider, authorizer or kernel websocket connection after jupyter-approvals. For "
+            "names the installed versions lack, install the versions the README lists as "
+            "supported.",
             info={"policy": gate.policy},
         )
     else:

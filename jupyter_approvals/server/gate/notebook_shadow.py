@@ -30,7 +30,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.protocol import CELL_METADATA_KEY
+from ...core.protocol import CELL_METADATA_KEY
 from .approved_outputs import data_key
 
 #: Output data an untrusted page shows as is; anything else is rich content.

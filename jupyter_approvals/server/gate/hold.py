@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core import errors
-from ..core.fingerprint import fingerprint
-from ..core.model import Lease, Origin, RequestInfo, decided_recently
-from ..core.policy import Clock, Limits, enforced
-from ..core.store import ApprovalStore
-from ..core.visible import make_visible
-from .agent_pause import pause_reason
-from .api import API_PREFIX
+from ...core import errors
+from ...core.fingerprint import fingerprint
+from ...core.model import Lease, Origin, RequestInfo, decided_recently
+from ...core.policy import Clock, Limits, enforced
+from ...core.store import ApprovalStore
+from ...core.visible import make_visible
+from ..api import API_PREFIX
+from ..mirror.journals import ServerJournals
 from .held_code import (
     ACTION,
     EXECUTE_FIELDS,
@@ -29,7 +29,7 @@ from .held_code import (
     summary_of,
 )
 from .held_files import HeldWrite
-from .server_journals import ServerJournals
+from .pause import pause_reason
 
 
 class AgentHold:

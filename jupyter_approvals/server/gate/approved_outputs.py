@@ -3,7 +3,7 @@
 An agent client (jupyter-mcp-server) writes the outputs of the code it ran into the cell,
 through the notebook's room. When that cell is one the person had trusted, rich output in it
 would run in the person's page, so the room screen refuses rich output that was not trusted
-before (:mod:`.notebook_room`). Output the kernel itself produced for code the person approved
+before (:mod:`.notebook_shadow`). Output the kernel itself produced for code the person approved
 is what the person's own run of that code would show: the room screen lets such output into a
 trusted cell. This module remembers it: the ``data`` of each ``display_data``,
 ``execute_result`` and ``update_display_data`` the kernel published for an approved execution,

@@ -21,15 +21,15 @@ from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from tornado import web
 
-from ..core import errors
-from ..core.decision import check_decision
-from ..core.policy import Limits
-from ..doctor.report import Check
-from . import sessions
-from .agent_identity import GATE_SETTING, is_agent
-from .api import API_PREFIX
-from .gate_checks import gate_checks
-from .kernels import (
+from ...core import errors
+from ...core.decision import check_decision
+from ...core.policy import Limits
+from ...doctor.report import Check
+from ..api import API_PREFIX
+from ..gate.identity import GATE_SETTING, is_agent
+from ..gate.in_force import gate_checks
+from ..mirror import sessions
+from ..mirror.kernels import (
     LINKS_SETTING,
     KernelLinks,
 )
@@ -200,7 +200,7 @@ class DoctorHandler(ApprovalsHandler):
     @authorized
     async def get(self) -> None:
         """Run the installation checks for the server root's project."""
-        from ..doctor import run_checks
+        from ...doctor import run_checks
 
         root = Path(self.settings["server_root_dir"]).expanduser().resolve()
         # The checks read files and import modules: keep them off the server's event loop.

@@ -3,7 +3,7 @@
 A request whose token is a registered agent's (core/agents.py) is that agent: an
 :class:`AgentUser`, told apart by its type, never by a name a person could also have. It is
 token-authenticated (no XSRF cookie needed) and never gets a login cookie, and it reaches
-only the routes of :mod:`.agent_routes`; every other request goes to the identity provider
+only the routes of :mod:`.routes`; every other request goes to the identity provider
 and authorizer that were configured, unchanged. Both are wrapped, not replaced: the instances
 jupyter_server created (of whatever class it chose) get agent-aware methods.
 """
@@ -19,7 +19,7 @@ from jupyter_server.auth.authorizer import Authorizer
 from jupyter_server.auth.identity import IdentityProvider, User
 from tornado import web
 
-from ..core import errors
+from ...core import errors
 
 #: Key of the :class:`~.agent_gate.AgentGate` in the web application's settings.
 GATE_SETTING = "jupyter_approvals.agent_gate"
@@ -136,7 +136,7 @@ def narrow_for_agents(authorizer: Authorizer) -> bool:
 
     def is_authorized(handler: Any, user: User, action: str, resource: str) -> Any:
         if is_agent(user):
-            from .agent_routes import agent_may
+            from .routes import agent_may
 
             if not agent_may(resource, action):
                 return False

@@ -12,9 +12,9 @@ from pathlib import Path
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 
-from ..core import errors
-from ..core.journal import JournalPage, merge_pages, read_entries
-from ..core.project import journal_location, project_root_for
+from ...core import errors
+from ...core.journal import JournalPage, merge_pages, read_entries
+from ...core.project import journal_location, project_root_for
 from .handlers import ApprovalsHandler
 
 MAX_JOURNAL_PAGE = 200

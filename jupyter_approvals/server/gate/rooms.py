@@ -2,7 +2,7 @@
 
 A text file's room: every change of the text is held for a person (:mod:`.held_room_edits`).
 A room of any other file that is not a notebook: refused. A notebook's room: edits pass, judged
-on the document the room will keep (:mod:`.notebook_room`): an update that the room would keep
+on the document the room will keep (:mod:`.notebook_shadow`): an update that the room would keep
 pending, that makes an output trusted, takes another cell's id or rewrites who inserted a cell
 is dropped, the agent told with a coded message and its socket closed. Everything else an agent
 client does in a room (insert, edit, delete and move cells, write the outputs of code the
@@ -23,14 +23,14 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from ..core import errors
-from ..core.model import Lease
-from ..core.protocol import CELL_METADATA_KEY
+from ...core import errors
+from ...core.model import Lease
+from ...core.protocol import CELL_METADATA_KEY
 from . import held_room_edits
-from .agent_hold import AgentHold
-from .agent_limits import AgentLimits
 from .held_files import pending_write_error
-from .notebook_room import RoomRefusal, label, shadow_of
+from .hold import AgentHold
+from .limits import AgentLimits
+from .notebook_shadow import RoomRefusal, label, shadow_of
 
 #: Marking tasks in flight (kept referenced until they end).
 _marking: set[asyncio.Future[None]] = set()

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..core import errors
+from ...core import errors
 
 #: The bucket holds this many seconds' worth of the per-minute rate.
 BURST_SECONDS = 10.0

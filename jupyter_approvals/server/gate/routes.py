@@ -19,34 +19,29 @@ from typing import Any
 
 from tornado import web
 
-from ..core import errors
+from ...core import errors
+from . import jupyter_server_seam as seam
 
 # Handler class (module.qualname) -> methods an agent client needs there.
 AGENT_HANDLERS: dict[str, frozenset[str]] = {
-    "jupyter_server.base.handlers.APIVersionHandler": frozenset({"GET"}),
-    "jupyter_server.services.api.handlers.APIStatusHandler": frozenset({"GET"}),
-    "jupyter_server.services.api.handlers.IdentityHandler": frozenset({"GET"}),
-    "jupyter_server.services.contents.handlers.ContentsHandler": frozenset(
-        {"GET", "HEAD", "PUT", "PATCH", "POST", "DELETE"}
-    ),
-    "jupyter_server.services.contents.handlers.CheckpointsHandler": frozenset({"GET", "POST"}),
-    "jupyter_server.services.contents.handlers.ModifyCheckpointsHandler": frozenset(
-        {"POST", "DELETE"}
-    ),
-    "jupyter_server.services.sessions.handlers.SessionRootHandler": frozenset({"GET", "POST"}),
-    "jupyter_server.services.sessions.handlers.SessionHandler": frozenset(
-        {"GET", "PATCH", "DELETE"}
-    ),
-    "jupyter_server.services.kernels.handlers.MainKernelHandler": frozenset({"GET", "POST"}),
-    "jupyter_server.services.kernels.handlers.KernelHandler": frozenset({"GET", "DELETE"}),
-    "jupyter_server.services.kernels.handlers.KernelActionHandler": frozenset({"POST"}),
-    "jupyter_server.services.kernels.websocket.KernelWebsocketHandler": frozenset({"GET"}),
-    "jupyter_server.services.kernelspecs.handlers.MainKernelSpecHandler": frozenset({"GET"}),
-    "jupyter_server.services.kernelspecs.handlers.KernelSpecHandler": frozenset({"GET"}),
-    "jupyter_server.kernelspecs.handlers.KernelSpecResourceHandler": frozenset({"GET", "HEAD"}),
-    "jupyter_server_ydoc.handlers.DocSessionHandler": frozenset({"GET", "PUT"}),
-    "jupyter_server_ydoc.handlers.YDocWebSocketHandler": frozenset({"GET"}),
-    "jupyterlab.handlers.extension_manager_handler.ExtensionHandler": frozenset({"GET"}),
+    seam.API_VERSION: frozenset({"GET"}),
+    seam.API_STATUS: frozenset({"GET"}),
+    seam.IDENTITY: frozenset({"GET"}),
+    seam.CONTENTS: frozenset({"GET", "HEAD", "PUT", "PATCH", "POST", "DELETE"}),
+    seam.CHECKPOINTS: frozenset({"GET", "POST"}),
+    seam.MODIFY_CHECKPOINTS: frozenset({"POST", "DELETE"}),
+    seam.SESSIONS: frozenset({"GET", "POST"}),
+    seam.SESSION: frozenset({"GET", "PATCH", "DELETE"}),
+    seam.KERNELS: frozenset({"GET", "POST"}),
+    seam.KERNEL: frozenset({"GET", "DELETE"}),
+    seam.KERNEL_ACTION: frozenset({"POST"}),
+    seam.KERNEL_SOCKET: frozenset({"GET"}),
+    seam.KERNELSPECS: frozenset({"GET"}),
+    seam.KERNELSPEC: frozenset({"GET"}),
+    seam.KERNELSPEC_RESOURCE: frozenset({"GET", "HEAD"}),
+    seam.ROOM_SESSION: frozenset({"GET", "PUT"}),
+    seam.ROOM_SOCKET: frozenset({"GET"}),
+    seam.LAB_EXTENSIONS: frozenset({"GET"}),
 }
 
 # Authorizer resources (and actions) an agent may be granted; "approvals" is never one.
@@ -61,21 +56,10 @@ AGENT_RESOURCES: dict[str, frozenset[str]] = {
 
 # Handlers whose path argument, or body fields, name a file of the server's contents.
 _CONTENTS_HANDLERS = frozenset(
-    {
-        "jupyter_server.services.contents.handlers.ContentsHandler",
-        "jupyter_server.services.contents.handlers.CheckpointsHandler",
-        "jupyter_server.services.contents.handlers.ModifyCheckpointsHandler",
-        "jupyter_server_ydoc.handlers.DocSessionHandler",
-    }
+    {seam.CONTENTS, seam.CHECKPOINTS, seam.MODIFY_CHECKPOINTS, seam.ROOM_SESSION}
 )
 # Handlers whose JSON body names a path a kernel will run in, or a session's notebook.
-_BODY_PATH_HANDLERS = frozenset(
-    {
-        "jupyter_server.services.sessions.handlers.SessionRootHandler",
-        "jupyter_server.services.sessions.handlers.SessionHandler",
-        "jupyter_server.services.kernels.handlers.MainKernelHandler",
-    }
-)
+_BODY_PATH_HANDLERS = frozenset({seam.SESSIONS, seam.SESSION, seam.KERNELS})
 #: Pseudo-filesystems that expose processes' environments and command lines (tokens).
 SYSTEM_DIRS = (Path("/proc"), Path("/sys"), Path("/dev"))
 

@@ -2,7 +2,7 @@
 
 One :class:`AgentGate` per server. The identity layer calls :meth:`AgentGate.admit` for every
 request with an agent token (routes, paths, ownership of kernels and sessions); what an agent's
-contents request changes is held at the contents manager (:mod:`.agent_contents`); the wrapped
+contents request changes is held at the contents manager (:mod:`.contents`); the wrapped
 kernel websocket connection calls :meth:`AgentGate.screen` for every message a client sends
 (:mod:`.kernel_screen`). A sweep every second ends held requests whose time is up, applies
 pauses and closes the sockets of agents that were removed or paused.
@@ -20,21 +20,17 @@ from typing import Any
 
 from tornado import web
 
-from ..core import errors
-from ..core.agents import AgentRegistry
-from . import agent_routes, sessions
-from .agent_hold import AgentHold
-from .agent_identity import refuse
-from .agent_limits import AgentLimits
-from .agent_rooms import screen_room_messages, socket_room_kind
+from ...core import errors
+from ...core.agents import AgentRegistry
+from ..mirror import sessions
+from . import jupyter_server_seam as seam
+from . import routes
 from .held_room_edits import room_kind
+from .hold import AgentHold
+from .identity import refuse
 from .kernel_screen import KernelScreen
-
-_KERNELS = "jupyter_server.services.kernels.handlers"
-_SESSIONS = "jupyter_server.services.sessions.handlers"
-_KERNELS_WS = "jupyter_server.services.kernels.websocket"
-_ROOM_SESSION = "jupyter_server_ydoc.handlers.DocSessionHandler"
-_ROOM_SOCKET = "jupyter_server_ydoc.handlers.YDocWebSocketHandler"
+from .limits import AgentLimits
+from .rooms import screen_room_messages, socket_room_kind
 
 
 class AgentGate:
@@ -89,11 +85,11 @@ class AgentGate:
                 handler.set_header("Retry-After", str(max(1, round(exc.details["retry_after"]))))
             refuse(handler, exc, status=429 if "retry_after" in exc.details else 413)
         try:
-            agent_routes.check_route(handler)
-            for path in agent_routes.request_paths(handler):
-                why = agent_routes.secret_path_reason(path, self.server_root, self._secret_dirs())
+            routes.check_route(handler)
+            for path in routes.request_paths(handler):
+                why = routes.secret_path_reason(path, self.server_root, self._secret_dirs())
                 if why is not None:
-                    raise agent_routes.forbidden(
+                    raise routes.forbidden(
                         f"Agents may not touch {path!r}: {why}. Nothing was done.", path=path
                     )
             self._check_body(handler)
@@ -107,7 +103,7 @@ class AgentGate:
             if callable(note):
                 note(agent, exc)
             refuse(handler, exc)
-        if agent_routes.handler_name(handler) == _ROOM_SOCKET:
+        if routes.handler_name(handler) == seam.ROOM_SOCKET:
             screen_room_messages(
                 handler,
                 agent,
@@ -125,34 +121,34 @@ class AgentGate:
         return self.kernels_started.get(kernel_id) == agent
 
     def _check_ownership(self, handler: web.RequestHandler, agent: str) -> None:
-        name = agent_routes.handler_name(handler)
+        name = routes.handler_name(handler)
         method = (handler.request.method or "").upper()
         kwargs = handler.path_kwargs
-        if name in (f"{_KERNELS}.KernelHandler", f"{_KERNELS}.KernelActionHandler"):
+        if name in (seam.KERNEL, seam.KERNEL_ACTION):
             acts = method == "DELETE" or kwargs.get("action") in ("restart", "interrupt")
             kernel_id = kwargs.get("kernel_id", "")
             if acts and not self.owns_kernel(agent, kernel_id):
-                raise agent_routes.forbidden(
+                raise routes.forbidden(
                     f"Agents may shut down, restart or interrupt only kernels they started and "
                     f"nobody else works in; {kernel_id} is not one of agent {agent}'s. Nothing "
                     "was done.",
                     kernel_id=kernel_id,
                 )
         if (name, method) in (
-            (f"{_SESSIONS}.SessionRootHandler", "POST"),
-            (f"{_SESSIONS}.SessionHandler", "PATCH"),
+            (seam.SESSIONS, "POST"),
+            (seam.SESSION, "PATCH"),
         ):
             # A session on someone else's kernel would name a path of the agent's choosing
             # for it (what held code says it runs in) and, once moved, stop it.
-            kernel = agent_routes.json_body(handler.request.body).get("kernel")
+            kernel = routes.json_body(handler.request.body).get("kernel")
             attached = kernel.get("id") if isinstance(kernel, dict) else None
             if attached is not None and not self.owns_kernel(agent, str(attached)):
-                raise agent_routes.forbidden(
+                raise routes.forbidden(
                     f"Agents may attach sessions only to kernels they started; {attached} is "
                     f"not one of agent {agent}'s. Ask for a new kernel by name. Nothing was done.",
                     kernel_id=str(attached),
                 )
-        if name == f"{_SESSIONS}.SessionHandler" and method in ("DELETE", "PATCH"):
+        if name == seam.SESSION and method in ("DELETE", "PATCH"):
             # Deleting a session, or moving it to another kernel, shuts its kernel down: the
             # session and its kernel must both be the agent's.
             session_id = kwargs.get("session_id", "")
@@ -160,7 +156,7 @@ class AgentGate:
             if self.sessions_started.get(session_id) != agent or (
                 its_kernel is not None and not self.owns_kernel(agent, its_kernel)
             ):
-                raise agent_routes.forbidden(
+                raise routes.forbidden(
                     f"Agents may change or delete only sessions they started, on kernels they "
                     f"started; {session_id} is not one of agent {agent}'s. Nothing was done.",
                     session_id=session_id,
@@ -171,17 +167,15 @@ class AgentGate:
     def note_person(self, handler: web.RequestHandler) -> None:
         """A person's request: a kernel or session the person starts working in is no longer
         an agent's to stop, interrupt or move (it may have been made by an agent first)."""
-        name = agent_routes.handler_name(handler)
+        name = routes.handler_name(handler)
         method = (handler.request.method or "").upper()
-        if name == f"{_KERNELS_WS}.KernelWebsocketHandler" or (
-            name == f"{_SESSIONS}.SessionHandler" and method == "PATCH"
-        ):
+        if name == seam.KERNEL_SOCKET or (name == seam.SESSION and method == "PATCH"):
             kernel_id = handler.path_kwargs.get("kernel_id")
             session_id = handler.path_kwargs.get("session_id")
             if session_id is not None:
                 kernel_id = sessions.kernel_of_session(self._sessions, session_id)
             self._hand_over(kernel_id, session_id)
-        elif name == f"{_SESSIONS}.SessionRootHandler" and method == "POST":
+        elif name == seam.SESSIONS and method == "POST":
             # Opening a notebook whose session an agent created answers with that session.
             finish = handler.finish
 
@@ -214,9 +208,9 @@ class AgentGate:
         if not handler.request.body:
             return
         try:
-            agent_routes.json_body(handler.request.body)
+            routes.json_body(handler.request.body)
         except (ValueError, UnicodeDecodeError):
-            raise agent_routes.forbidden(
+            raise routes.forbidden(
                 "The body is not a JSON object the gate can read exactly as the server would. "
                 "Nothing was done.",
             ) from None
@@ -225,19 +219,19 @@ class AgentGate:
         # A room saves what is typed into it through the contents manager, inside the server.
         # Notebook rooms are screened and text rooms held (.agent_rooms); a room of another
         # kind (a binary file's, say) would be an unheld write.
-        name = agent_routes.handler_name(handler)
-        if name == _ROOM_SESSION and handler.request.method == "PUT":
+        name = routes.handler_name(handler)
+        if name == seam.ROOM_SESSION and handler.request.method == "PUT":
             try:
-                body = agent_routes.json_body(handler.request.body)
+                body = routes.json_body(handler.request.body)
             except (ValueError, UnicodeDecodeError):
                 body = {}
             kind = room_kind(f"{body.get('format')}:{body.get('type')}:")
-        elif name == _ROOM_SOCKET:
+        elif name == seam.ROOM_SOCKET:
             kind = socket_room_kind(handler)
         else:
             return
         if kind == "document":
-            raise agent_routes.forbidden(
+            raise routes.forbidden(
                 "Agents may open collaboration rooms for notebooks and for text files only "
                 "(a text file's edits are held for a person). Write other files through the "
                 "contents API, where the write is held. Nothing was done.",
@@ -246,7 +240,7 @@ class AgentGate:
     def _check_socket_takeover(self, handler: web.RequestHandler, agent: str) -> None:
         # jupyter_server closes an open kernel websocket when another one arrives with the
         # same session_id ("a client reconnecting"): an agent must not knock a person off.
-        if agent_routes.handler_name(handler) != f"{_KERNELS_WS}.KernelWebsocketHandler":
+        if routes.handler_name(handler) != seam.KERNEL_SOCKET:
             return
         from jupyter_server.services.kernels.connection.channels import (
             ZMQChannelsWebsocketConnection,
@@ -255,7 +249,7 @@ class AgentGate:
         key = f"{handler.path_kwargs.get('kernel_id', '')}:{handler.get_argument('session_id', '')}"
         holder = ZMQChannelsWebsocketConnection._open_sessions.get(key)
         if holder is not None and self._sockets.get(holder) != agent:
-            raise agent_routes.forbidden(
+            raise routes.forbidden(
                 "Another client's connection to this kernel uses this session_id; agents may "
                 "not take it over. Connect with a session_id of your own.",
             )
@@ -263,10 +257,10 @@ class AgentGate:
     def _remember_what_it_starts(self, handler: web.RequestHandler, agent: str) -> None:
         # The kernel and session ids exist only in the reply: read them from what the
         # handler finishes with, and only for kernels that did not exist before.
-        name = agent_routes.handler_name(handler)
+        name = routes.handler_name(handler)
         if (handler.request.method or "").upper() != "POST" or name not in (
-            f"{_KERNELS}.MainKernelHandler",
-            f"{_SESSIONS}.SessionRootHandler",
+            seam.KERNELS,
+            seam.SESSIONS,
         ):
             return
         kernels_before = set(handler.settings["kernel_manager"].list_kernel_ids())

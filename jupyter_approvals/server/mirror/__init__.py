@@ -1,0 +1,1 @@
+"""The server's mirror of the kernels: their pending requests, sessions, journals."""

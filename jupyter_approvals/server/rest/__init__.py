@@ -1,0 +1,1 @@
+"""The REST handlers of the extension (docs/protocol.md 6)."""
