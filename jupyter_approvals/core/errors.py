@@ -3,6 +3,8 @@
 The code (``APPROVAL_*``) is the contract: agents and frontends match on it, so a code
 is never renamed or reused. The human message may improve over time; the structured
 ``details`` carry what a program needs (ids, fingerprints, times) without parsing text.
+Each class also says the HTTP status a server answers it with (``http_status``): one table,
+here, for every route and every hold (docs/protocol.md 6 and 7).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ class ApprovalError(Exception):
     """Base of all jupyter-approvals errors: nothing protected ran when one is raised."""
 
     code: ClassVar[str] = "APPROVAL_ERROR"
+    #: The HTTP status a server answers this error with.
+    http_status: int = 400
 
     def __init__(self, message: str, **details: Any) -> None:
         super().__init__(message)
@@ -27,27 +31,41 @@ class ApprovalError(Exception):
         """A JSON-ready form: ``{"code", "message", "details"}``."""
         return {"code": self.code, "message": self.message, "details": dict(self.details)}
 
+    def to_response(self) -> dict[str, Any]:
+        """The body a server answers it with: ``{"ok": false, "code", "message"}`` and the
+        details beside them (docs/protocol.md 6)."""
+        return {**self.details, "ok": False, "code": self.code, "message": self.message}
+
 
 class ApprovalEnded(ApprovalError):
     """The request ended without an approval that can be used: nothing ran, call again to ask."""
+
+    http_status = 409
 
 
 class ApprovalRefused(ApprovalError):
     """What was asked for, or the decision or approval offered, does not qualify: refused."""
 
+    http_status = 409
+
 
 class ApprovalProtocolError(ApprovalError):
     """A message did not follow the contract of docs/protocol.md (shape, ids, names)."""
 
+    http_status = 400
+
 
 class ApprovalUnavailable(ApprovalError):
     """Something the operation needs is missing or not answering; nothing was done."""
+
+    http_status = 503
 
 
 class ApprovalPending(ApprovalError):
     """The call needs a person's approval first; a request is waiting in the UI."""
 
     code = "APPROVAL_PENDING"
+    http_status = 409
 
 
 class ApprovalRejected(ApprovalEnded):
@@ -102,30 +120,35 @@ class ApprovalNotFromFrontend(ApprovalRefused):
     """A decision arrived from kernel code, not from a frontend message."""
 
     code = "APPROVAL_NOT_FROM_FRONTEND"
+    http_status = 403
 
 
 class ApprovalTooLarge(ApprovalRefused):
     """A decision message or one of its fields is larger than the limit."""
 
     code = "APPROVAL_TOO_LARGE"
+    http_status = 413
 
 
 class ApprovalTooManyPending(ApprovalRefused):
     """The kernel already holds the maximum number of pending requests."""
 
     code = "APPROVAL_TOO_MANY_PENDING"
+    http_status = 429
 
 
 class ApprovalUnfingerprintable(ApprovalRefused):
     """A value has no defined fingerprint encoding; nothing guesses one."""
 
     code = "APPROVAL_UNFINGERPRINTABLE"
+    http_status = 400
 
 
 class ApprovalRequired(ApprovalError):
     """A low-level writer was called outside an approved run of its action."""
 
     code = "APPROVAL_REQUIRED"
+    http_status = 409
 
 
 class ApprovalJournalInsideProject(ApprovalRefused):
@@ -144,6 +167,7 @@ class ApprovalUnknownRequest(ApprovalProtocolError):
     """No request with that id exists in this kernel."""
 
     code = "APPROVAL_UNKNOWN_REQUEST"
+    http_status = 404
 
 
 class ApprovalAlreadyDecided(ApprovalRefused):
@@ -180,12 +204,14 @@ class ApprovalUnknownKernel(ApprovalProtocolError):
     """No running kernel has that id (REST API)."""
 
     code = "APPROVAL_UNKNOWN_KERNEL"
+    http_status = 404
 
 
 class ApprovalKernelUnavailable(ApprovalUnavailable):
     """The kernel did not answer in time, or has not loaded jupyter-approvals (REST API)."""
 
     code = "APPROVAL_KERNEL_UNAVAILABLE"
+    http_status = 504
 
 
 class ApprovalKernelBusy(ApprovalUnavailable):
@@ -198,6 +224,7 @@ class ApprovalCrossOrigin(ApprovalRefused):
     """A decision was posted from a page of another origin (REST API)."""
 
     code = "APPROVAL_CROSS_ORIGIN"
+    http_status = 403
 
 
 class ApprovalWaitUnsupported(ApprovalUnavailable):
@@ -210,6 +237,7 @@ class ApprovalInvalidArgument(ApprovalRefused):
     """A protected operation was called with arguments it cannot run; nothing was asked or run."""
 
     code = "APPROVAL_INVALID_ARGUMENT"
+    http_status = 400
 
 
 class ApprovalInvalidPreview(ApprovalRefused):
@@ -217,6 +245,7 @@ class ApprovalInvalidPreview(ApprovalRefused):
     shape (docs/protocol.md 4.1); no request was opened and nothing ran."""
 
     code = "APPROVAL_INVALID_PREVIEW"
+    http_status = 400
 
 
 class ApprovalMissingDependency(ApprovalUnavailable):
@@ -229,18 +258,21 @@ class ApprovalRedirected(ApprovalError):
     """An approved HTTP request was answered with a redirect; the new URL needs its own approval."""
 
     code = "APPROVAL_REDIRECTED"
+    http_status = 409
 
 
 class ApprovalAgentForbidden(ApprovalRefused):
     """An agent identity asked for something agents may never do (a route, a message, a path)."""
 
     code = "APPROVAL_AGENT_FORBIDDEN"
+    http_status = 403
 
 
 class ApprovalUnknownAgent(ApprovalProtocolError):
     """No agent of that name is registered."""
 
     code = "APPROVAL_UNKNOWN_AGENT"
+    http_status = 404
 
 
 class ApprovalAgentExists(ApprovalRefused):
@@ -253,18 +285,21 @@ class ApprovalAgentRegistryUnreadable(ApprovalUnavailable):
     """The agent registry file cannot be read or parsed; every agent token is refused."""
 
     code = "APPROVAL_AGENT_REGISTRY_UNREADABLE"
+    http_status = 500
 
 
 class ApprovalAgentPaused(ApprovalRefused):
     """A person paused this agent: its token is refused until they resume it."""
 
     code = "APPROVAL_AGENT_PAUSED"
+    http_status = 403
 
 
 class ApprovalNoServerAuth(ApprovalUnavailable):
     """The Jupyter server runs without authentication, so agent identities mean nothing."""
 
     code = "APPROVAL_NO_SERVER_AUTH"
+    http_status = 403
 
 
 class ApprovalSourceEncoding(ApprovalRefused):
@@ -278,6 +313,12 @@ class ApprovalAgentOverLimit(ApprovalRefused):
     """An agent sent more, or faster, than the gate takes from one agent: nothing was done."""
 
     code = "APPROVAL_AGENT_OVER_LIMIT"
+    http_status = 413
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message, **details)
+        if "retry_after" in details:
+            self.http_status = 429  # too fast, rather than too big
 
 
 def _collect_codes() -> dict[str, type[ApprovalError]]:
@@ -293,3 +334,10 @@ def _collect_codes() -> dict[str, type[ApprovalError]]:
 
 #: Every stable code and its exception class.
 ERROR_CODES: dict[str, type[ApprovalError]] = _collect_codes()
+
+
+def http_status_of(code: str) -> int:
+    """The HTTP status of the error with ``code`` (a code another party sent, such as a
+    kernel's verdict); 400 for a code this version does not know."""
+    cls = ERROR_CODES.get(code)
+    return cls.http_status if cls is not None else ApprovalError.http_status

@@ -69,3 +69,40 @@ def test_every_code_sits_in_a_family_a_caller_can_catch_at_once():
     # And an ended request is caught as ended, whatever way it ended
     with pytest.raises(errors.ApprovalEnded):
         raise ERROR_CODES["APPROVAL_TIMED_OUT"]("nobody answered")
+
+
+@pytest.mark.parametrize("code", sorted(ERROR_CODES))
+def test_every_code_has_one_http_status_an_error_can_have(code):
+    # Given the class of a code
+    cls = ERROR_CODES[code]
+    # Then its HTTP status is a client or server error status
+    assert 400 <= cls.http_status <= 599
+
+
+def test_a_server_answers_an_error_with_its_details_beside_code_and_message():
+    from jupyter_approvals.core import errors
+
+    # Given an error with details, one of which tries to pass for the code
+    error = errors.ApprovalUnknownRequest("no such request", id="ab", code="APPROVAL_NONE")
+    # When it becomes a server's answer
+    body = error.to_response()
+    # Then the details are there, and the code and message are the error's own
+    assert body == {
+        "ok": False,
+        "code": "APPROVAL_UNKNOWN_REQUEST",
+        "message": "no such request",
+        "id": "ab",
+    }
+    assert errors.http_status_of("APPROVAL_UNKNOWN_REQUEST") == 404
+    # And a code this version does not know (a kernel could send one) is a bad request
+    assert errors.http_status_of("APPROVAL_FROM_THE_FUTURE") == 400
+
+
+def test_an_agent_over_its_rate_gets_429_and_over_its_size_413():
+    from jupyter_approvals.core import errors
+
+    # Given the two ways past an agent's limits
+    too_fast = errors.ApprovalAgentOverLimit("too fast", retry_after=2.0)
+    too_big = errors.ApprovalAgentOverLimit("too big", limit=10)
+    # Then each has its own status
+    assert (too_fast.http_status, too_big.http_status) == (429, 413)

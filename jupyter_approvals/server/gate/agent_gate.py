@@ -83,7 +83,7 @@ class AgentGate:
             self.log.warning("jupyter-approvals refused agent %s: %s", agent, exc.message)
             if "retry_after" in exc.details:
                 handler.set_header("Retry-After", str(max(1, round(exc.details["retry_after"]))))
-            refuse(handler, exc, status=429 if "retry_after" in exc.details else 413)
+            refuse(handler, exc)
         try:
             routes.check_route(handler)
             for path in routes.request_paths(handler):

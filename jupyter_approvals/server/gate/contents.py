@@ -49,14 +49,6 @@ _INSIDE: ContextVar[bool] = ContextVar("jupyter_approvals_contents_inside", defa
 #: The source of the copy being made (its ``save`` is held as ``file.copy``).
 _COPY_OF: ContextVar[str | None] = ContextVar("jupyter_approvals_copy_of", default=None)
 
-#: HTTP status of each refusal an agent's contents request may get (else 409).
-_STATUS = {
-    errors.ApprovalAgentForbidden.code: 403,
-    errors.ApprovalTooManyPending.code: 429,
-    errors.ApprovalUnfingerprintable.code: 400,
-    errors.ApprovalAgentOverLimit.code: 413,
-}
-
 
 @dataclass(frozen=True)
 class Verdict:
@@ -253,7 +245,7 @@ class ContentsHold:
     def _refuse(self, handler: Any, agent: str, exc: errors.ApprovalError) -> NoReturn:
         if isinstance(exc, errors.ApprovalAgentForbidden):
             self.log.warning("jupyter-approvals refused agent %s: %s", agent, exc.message)
-        refuse(handler, exc, status=_STATUS.get(exc.code, 409))
+        refuse(handler, exc)
 
     # -- checks ----------------------------------------------------------------------------
 

@@ -60,13 +60,13 @@ def is_agent(user: object) -> bool:
     return isinstance(user, AgentUser)
 
 
-def refuse(handler: web.RequestHandler, error: errors.ApprovalError, status: int = 403) -> NoReturn:
-    """End ``handler``'s request now with a coded JSON error (works from ``prepare``)."""
+def refuse(handler: web.RequestHandler, error: errors.ApprovalError) -> NoReturn:
+    """End ``handler``'s request now with a coded JSON error and its status (works from
+    ``prepare``, in any handler, upstream ones included)."""
     handler.clear_header("Set-Cookie")
-    handler.set_status(status)
+    handler.set_status(error.http_status)
     handler.set_header("Content-Type", "application/json")
-    body = {"ok": False, "code": error.code, "message": error.message, **error.details}
-    raise web.Finish(json.dumps(body))
+    raise web.Finish(json.dumps(error.to_response()))
 
 
 async def _agent_aware_get_user(

@@ -24,13 +24,8 @@ class AgentsHandler(ApprovalsHandler):
     @authorized
     async def get(self) -> None:
         """Names, states and pending counts; never tokens or their hashes."""
-        if self.refuse_agents():
-            return
-        try:
-            records = self.gate.registry.records()
-        except errors.ApprovalError as exc:
-            self.refuse(exc)
-            return
+        self.check_not_agent()
+        records = self.gate.registry.records()
         pending: dict[str, int] = {}
         for item in self.gate.hold.listing(shown=False):
             pending[item["agent"]] = pending.get(item["agent"], 0) + 1
@@ -49,13 +44,12 @@ class AgentPauseHandler(ApprovalsHandler):
     async def post(self, name: str, action: str) -> None:
         """Pause (reject its requests, held or in kernels; close its sockets; refuse its token)
         or resume."""
-        if self.refuse_decider():
-            return
+        self.check_decider()
         try:
             record = self.gate.registry.set_paused(name, action == "pause")
         except errors.ApprovalError as exc:
-            self.refuse(exc, name=name)
-            return
+            exc.details.setdefault("name", name)
+            raise
         person = username_of(self.current_user)
         for agent in self.gate.apply_pauses(by=person):
             await reject_in_kernels(self.links, agent, person, channel="sidebar")

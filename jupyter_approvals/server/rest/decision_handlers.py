@@ -23,7 +23,7 @@ from ..mirror.kernels import (
     NotListed,
     Unanswered,
 )
-from .handlers import _STATUS, MAX_BODY_BYTES, ApprovalsHandler
+from .handlers import MAX_BODY_BYTES, ApprovalsHandler
 from .refusals import RestRefusals
 
 #: Where the web app's settings keep the server's :class:`.refusals.RestRefusals`.
@@ -97,13 +97,10 @@ class DecisionHandler(_DecidingHandler):
             # kernel journals what becomes of it, the server does not claim it refused it.
             if not (isinstance(exc, errors.ApprovalKernelUnavailable) and exc.details.get("sent")):
                 self.journal_refusal(exc)
-            extra = (
-                {"retry": "when_idle", "retry_after_s": RETRY_AFTER_S}
-                if isinstance(exc, errors.ApprovalKernelBusy)
-                else {}
-            )
-            self.refuse(exc, **extra, **ids)
-            return
+            if isinstance(exc, errors.ApprovalKernelBusy):
+                exc.details.update(retry="when_idle", retry_after_s=RETRY_AFTER_S)
+            exc.details.update(ids)
+            raise
         if verdict.get("ok") is True:
             self.reply(
                 {"ok": True, "code": None, "message": "", "status": verdict.get("status"), **ids}
@@ -118,7 +115,7 @@ class DecisionHandler(_DecidingHandler):
                 "status": verdict.get("status"),
                 **ids,
             },
-            _STATUS.get(code, 400),
+            errors.http_status_of(code),
         )
 
     def target(self) -> tuple[str, bool, str | None, dict[str, Any]]:
@@ -154,7 +151,6 @@ class DecisionHandler(_DecidingHandler):
             ) from None
         except KernelBusy:
             # Nothing was sent: the request stays pending, its row stays in the list.
-            self.set_header("Retry-After", str(RETRY_AFTER_S))
             raise errors.ApprovalKernelBusy(
                 "The kernel is running a cell; nothing was decided and the request is still "
                 "pending. Decide again when the cell has ended."
@@ -200,8 +196,8 @@ class HeldDecisionHandler(_DecidingHandler):
             # An answer too fast ends the request: the store journals that outcome itself.
             if not isinstance(exc, errors.ApprovalAutoAnswered):
                 self.journal_refusal(exc)
-            self.refuse(exc, id=request_id)
-            return
+            exc.details["id"] = request_id
+            raise
         self.reply(
             {"ok": True, "code": None, "message": "", "status": info.status.value, "id": request_id}
         )

@@ -41,27 +41,6 @@ PENDING_ROWS_SETTING = "jupyter_approvals.pending_rows"
 #: Path of the API below the server's base URL, as items' ``decide_url`` name it.
 MAX_BODY_BYTES = 16 * 1024
 
-# HTTP status for each refusal a decision can get (docs/protocol.md 6.2).
-_STATUS = {
-    errors.ApprovalMalformedDecision.code: 400,
-    errors.ApprovalMalformedMessage.code: 400,
-    errors.ApprovalNotFromFrontend.code: 403,
-    errors.ApprovalCrossOrigin.code: 403,
-    errors.ApprovalUnknownKernel.code: 404,
-    errors.ApprovalUnknownRequest.code: 404,
-    errors.ApprovalFingerprintMismatch.code: 409,
-    errors.ApprovalAlreadyDecided.code: 409,
-    errors.ApprovalWithdrawn.code: 409,
-    errors.ApprovalTimedOut.code: 409,
-    errors.ApprovalAutoAnswered.code: 409,
-    errors.ApprovalTooLarge.code: 413,
-    errors.ApprovalKernelUnavailable.code: 504,
-    errors.ApprovalKernelBusy.code: 503,
-    errors.ApprovalUnknownAgent.code: 404,
-    errors.ApprovalAgentForbidden.code: 403,
-    errors.ApprovalAgentRegistryUnreadable.code: 500,
-}
-
 
 class ApprovalsHandler(APIHandler):
     """Shared plumbing: JSON answers and coded errors."""
@@ -85,41 +64,49 @@ class ApprovalsHandler(APIHandler):
         """The agent gate (server/agent_gate.py)."""
         return self.settings[GATE_SETTING]
 
-    def refuse_agents(self) -> bool:
-        """Refuse (and return True) when an agent identity got this far: agents never decide."""
-        if not is_agent(self.current_user):
-            return False
-        self.refuse(
-            errors.ApprovalAgentForbidden("Agents never see or make decisions. Nothing was done.")
-        )
-        return True
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        """Answer a coded error a handler raised with its status and body (every route of
+        this extension raises; nothing else writes errors); anything else as jupyter_server
+        does."""
+        error = kwargs.get("exc_info", (None, None, None))[1]
+        if not isinstance(error, errors.ApprovalError):
+            super().write_error(status_code, **kwargs)
+            return
+        self.clear_header("Set-Cookie")
+        self.set_status(error.http_status)
+        self.set_header("Content-Type", "application/json")
+        retry_after = error.details.get("retry_after_s")
+        if isinstance(retry_after, int | float):
+            self.set_header("Retry-After", str(max(1, round(retry_after))))
+        self.finish(json.dumps(error.to_response()))
 
-    def refuse(self, error: errors.ApprovalError, **extra: Any) -> None:
-        """Finish with the coded error and its HTTP status."""
-        self.reply(
-            {"ok": False, "code": error.code, "message": error.message, **extra},
-            _STATUS.get(error.code, 400),
-        )
+    def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
+        """A coded refusal is an answer, not a server failure: one line, no traceback."""
+        if isinstance(value, errors.ApprovalError):
+            self.log.info(
+                "jupyter-approvals answered %s %s with %s: %s",
+                self.request.method,
+                self.request.path,
+                value.code,
+                value.message,
+            )
+            return
+        super().log_exception(typ, value, tb)
 
-    def check_decider(self) -> None:
-        """Raise for a decision from an agent, or from a page of another origin."""
+    def check_not_agent(self) -> None:
+        """Raise for an agent identity that got this far: agents never see or make decisions."""
         if is_agent(self.current_user):
             raise errors.ApprovalAgentForbidden(
                 "Agents never see or make decisions. Nothing was done."
             )
+
+    def check_decider(self) -> None:
+        """Raise for a decision from an agent, or from a page of another origin."""
+        self.check_not_agent()
         if not self._same_origin():
             raise errors.ApprovalCrossOrigin(
                 "Decisions are accepted only from pages of this server's own origin."
             )
-
-    def refuse_decider(self) -> bool:
-        """Refuse (and return True) a decision from an agent or from another origin's page."""
-        try:
-            self.check_decider()
-        except errors.ApprovalError as exc:
-            self.refuse(exc)
-            return True
-        return False
 
     def _same_origin(self) -> bool:
         # jupyter_server skips its origin check for token-authenticated requests; a decision
@@ -164,8 +151,7 @@ class PendingHandler(ApprovalsHandler):
         Requests the server holds (agent code) are in the same list; a person's UI
         receiving them starts their reading floor.
         """
-        if self.refuse_agents():
-            return
+        self.check_not_agent()
         manager = self.settings["session_manager"]
         notebooks: dict[str, str | None] = {}  # one session lookup per kernel and request
 

@@ -31,29 +31,21 @@ class JournalHandler(ApprovalsHandler):
             limit = int(self.get_argument("limit", "50"))
             offset = int(self.get_argument("offset", "0"))
         except ValueError:
-            self.refuse(errors.ApprovalMalformedMessage("limit and offset must be integers."))
-            return
+            raise errors.ApprovalMalformedMessage("limit and offset must be integers.") from None
         if not 1 <= limit <= MAX_JOURNAL_PAGE or offset < 0:
-            self.refuse(
-                errors.ApprovalMalformedMessage(
-                    f"limit must be 1-{MAX_JOURNAL_PAGE} and offset at least 0."
-                )
+            raise errors.ApprovalMalformedMessage(
+                f"limit must be 1-{MAX_JOURNAL_PAGE} and offset at least 0."
             )
-            return
         root = Path(self.settings["server_root_dir"]).expanduser().resolve()
         target = (root / self.get_argument("path", "")).resolve()
         if not target.is_relative_to(root) or not target.exists():
-            self.refuse(
-                errors.ApprovalMalformedMessage(
-                    "path must name a file or directory inside the server root."
-                )
+            raise errors.ApprovalMalformedMessage(
+                "path must name a file or directory inside the server root."
             )
-            return
         project = project_root_for(target)
         location = journal_location(project)
         if isinstance(location.problem, errors.ApprovalJournalUnusable):
-            self.refuse(location.problem)
-            return
+            raise location.problem
         path = location.path
         # The journal's file name is the project's key: the same name elsewhere is the same
         # project's journal, kept by a kernel whose state directory was moved.
