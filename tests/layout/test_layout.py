@@ -40,8 +40,8 @@ SERVER_ROOMS = {
     "mirror": {"api"},
     "api": set(),
 }
-MAX_LINES = 400
-MAX_LINES_KERNEL = 300
+#: A module is one concept; past this many lines it is likely two.
+MAX_LINES = 600
 
 
 def layer_of(module: str) -> str:
@@ -115,7 +115,7 @@ def test_every_module_can_be_read_whole():
     # Given every module's length in lines
     too_long = []
     for module, path in module_files().items():
-        limit = MAX_LINES_KERNEL if layer_of(module) == "kernel" else MAX_LINES
+        limit = MAX_LINES
         lines = len(path.read_text().splitlines())
         if lines > limit:
             too_long.append(f"{path.relative_to(ROOT.parent)}: {lines} lines (limit {limit})")
