@@ -3,7 +3,7 @@ the waiters and the comm endpoint.
 
 There is one :class:`KernelSession` per process, created on first use. Store events fan out
 from here: a journal line (:mod:`.journaling`), the card's new state (:mod:`.cards`), waiters
-woken (:mod:`.waiters`) and a ``changed`` message to frontends (:mod:`.comm`). Decisions reach
+woken (:mod:`.waiting`) and a ``changed`` message to frontends (:mod:`.comm`). Decisions reach
 the store only through :mod:`.decisions`, after the frontend check. Where a request comes
 from is read in :mod:`.request_origin`.
 """
@@ -35,7 +35,7 @@ from .decisions import Decisions
 from .error_display import show_approval_errors_briefly
 from .journaling import KernelJournal
 from .request_origin import call_origin, kernel_id, notebook_path
-from .waiters import Waiters
+from .waiting import Waiters
 
 log = logging.getLogger("jupyter_approvals")
 
