@@ -36,7 +36,7 @@ from .errors import (
     ApprovalInvalidArgument,
     ApprovalUnknownAgent,
 )
-from .journal_fs import make_private_dirs
+from .journal.files import make_private_dirs
 from .model import iso_utc
 
 if sys.platform != "win32":

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from .errors import ApprovalFingerprintMismatch
-from .journal_fs import fsync_directory
+from .journal.files import fsync_directory
 
 #: Suffix of the temporary files.
 TEMP_SUFFIX = ".jpa-tmp"

@@ -11,7 +11,7 @@ import inspect
 from typing import Any, NamedTuple
 
 from ..core.model import Lease
-from ..core.store import ApprovalStore
+from ..core.store.approval_store import ApprovalStore
 
 _BY_POSITION = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 

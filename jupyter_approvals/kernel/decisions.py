@@ -13,7 +13,7 @@ from typing import Any
 
 from ..core import errors
 from ..core.model import RequestInfo, Status
-from ..core.store import ApprovalStore
+from ..core.store.approval_store import ApprovalStore
 from . import frontend
 from .frontend import FrontendGuard
 from .journaling import KernelJournal

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..core.journal import Journal
+from ..core.journal.writer import Journal
 from ..core.model import RequestInfo
 from ..core.project import journal_location
 from ..core.protocol import DECISION_EVENTS

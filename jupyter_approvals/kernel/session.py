@@ -2,10 +2,10 @@
 the waiters and the comm endpoint.
 
 There is one :class:`KernelSession` per process, created on first use. Store events fan out
-from here: a journal line (:mod:`.journaling`), the card's new state (:mod:`.cards`), waiters
-woken (:mod:`.waiting`) and a ``changed`` message to frontends (:mod:`.comm`). Decisions reach
-the store only through :mod:`.decisions`, after the frontend check. Where a request comes
-from is read in :mod:`.request_origin`.
+from here: a journal line (:mod:`.journaling`), the card's new state
+(:mod:`.card.registry`), waiters woken (:mod:`.waiting`) and a ``changed`` message to
+frontends (:mod:`.comm`). Decisions reach the store only through :mod:`.decisions`, after the
+frontend check. Where a request comes from is read in :mod:`.request_origin`.
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ from ..config import ApprovalsConfig
 from ..core.model import Origin, RequestInfo, Status, decided_recently
 from ..core.policy import Clock, IgnoredSetting, Limits
 from ..core.project import project_root_for
-from ..core.store import ApprovalStore
+from ..core.store.approval_store import ApprovalStore
 from . import frontend
-from .card import ApprovalCard
-from .cards import CardRegistry
+from .card.registry import CardRegistry
+from .card.widget import ApprovalCard
 from .comm import CommEndpoint
 from .decisions import Decisions
 from .error_display import show_approval_errors_briefly

@@ -18,7 +18,7 @@ from typing import Any
 from ..core import errors
 from ..core.fingerprint import short_fingerprint
 from ..core.model import RequestInfo, Status, iso_utc
-from ..core.store import ApprovalStore
+from ..core.store.approval_store import ApprovalStore
 
 
 def pending_error(info: RequestInfo) -> errors.ApprovalPending:

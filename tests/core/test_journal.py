@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-import jupyter_approvals.core.journal as journal_module
-import jupyter_approvals.core.journal_read as journal_read
-from jupyter_approvals.core.journal import (
+import jupyter_approvals.core.journal.reader as journal_read
+import jupyter_approvals.core.journal.writer as journal_module
+from jupyter_approvals.core.journal.writer import (
     MAX_LINE_BYTES,
     MAX_STRING_CHARS,
     Journal,
@@ -465,7 +465,7 @@ def test_threads_sharing_a_journal_write_whole_lines(tmp_path: Path) -> None:
 _CHILD = textwrap.dedent(
     """
     import sys
-    from jupyter_approvals.core.journal import Journal
+    from jupyter_approvals.core.journal.writer import Journal
 
     path, proc, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     journal = Journal(path)
@@ -739,7 +739,7 @@ def test_overlong_lines_are_dropped_as_unusable(tmp_path: Path, block_size: int)
 
 
 def test_pages_of_several_journals_merge_into_one_page_newest_first():
-    from jupyter_approvals.core.journal import JournalPage, merge_pages
+    from jupyter_approvals.core.journal.writer import JournalPage, merge_pages
 
     # Given the newest entries of two journals (each read with room for offset + limit)
     first = JournalPage(

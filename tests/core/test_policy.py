@@ -69,7 +69,7 @@ def test_non_finite_values_are_ignored():
 
 
 def test_a_store_enforces_limits_however_they_were_built():
-    from jupyter_approvals.core.store import ApprovalStore
+    from jupyter_approvals.core.store.approval_store import ApprovalStore
 
     store = ApprovalStore(Limits(approval_ttl_s=float("nan"), request_timeout_s=86_400))
     assert store.limits.approval_ttl_s == 600

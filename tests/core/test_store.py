@@ -12,7 +12,7 @@ from jupyter_approvals.core import errors
 from jupyter_approvals.core.lease import require_lease, run_approved
 from jupyter_approvals.core.model import Approval, Lease, Status
 from jupyter_approvals.core.policy import Limits, ManualClock
-from jupyter_approvals.core.store import ApprovalStore
+from jupyter_approvals.core.store.approval_store import ApprovalStore
 
 FP_A = "sha256:" + "a" * 64
 FP_B = "sha256:" + "b" * 64

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from jupyter_approvals.core import errors
-from jupyter_approvals.core.store import ApprovalStore
+from jupyter_approvals.core.store.approval_store import ApprovalStore
 from jupyter_approvals.core.structured import StructuredRefused, checked_structured
 from jupyter_approvals.previews.structured import STRUCTURED_BUDGET, StructuredPreview
 from jupyter_approvals.previews.text import LINE_BUDGET

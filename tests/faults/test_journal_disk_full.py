@@ -33,7 +33,7 @@ LIFT_LIMIT = "resource.setrlimit(resource.RLIMIT_FSIZE, (_soft, _hard))"
 CHILD = textwrap.dedent(
     """
     import json, os, resource, signal, sys
-    from jupyter_approvals.core.journal import Journal
+    from jupyter_approvals.core.journal.writer import Journal
     journal = Journal(sys.argv[1])
     first = journal.append("requested", request_id="r1", summary="Write a.csv")
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)

@@ -21,7 +21,7 @@ from tests.kernel.helpers import (
 pytestmark = pytest.mark.kernel
 
 CARD = """
-from jupyter_approvals.kernel.card import SHOWN_FIELDS
+from jupyter_approvals.core.protocol import SHOWN_FIELDS
 from jupyter_approvals.kernel.session import KernelSession
 session = KernelSession.current()
 card = list(session.cards.values())[-1]
@@ -288,7 +288,7 @@ def test_a_look_alike_card_cannot_decide_the_real_request(frontend):
         CARD
         + """
 import dataclasses
-from jupyter_approvals.kernel.card import ApprovalCard
+from jupyter_approvals.kernel.card.widget import ApprovalCard
 info = ja.pending()[0]
 fake = ApprovalCard(
     dataclasses.replace(info, summary="Write scratch.txt"),

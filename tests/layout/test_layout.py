@@ -126,4 +126,4 @@ def test_the_graph_sees_the_whole_package():
     # (a guard for the checks above: they read every module, and see real imports)
     files = module_files()
     assert f"{PACKAGE}.kernel.session" in files
-    assert f"{PACKAGE}.core.store" in graph()[f"{PACKAGE}.kernel.session"]
+    assert f"{PACKAGE}.core.store.approval_store" in graph()[f"{PACKAGE}.kernel.session"]

@@ -6,10 +6,10 @@ import re
 from pathlib import Path
 
 from jupyter_approvals.core import protocol
-from jupyter_approvals.core.journal import EVENTS
+from jupyter_approvals.core.journal.writer import EVENTS
 
 ROOT = Path(__file__).resolve().parents[2]
-CARD_JS = ROOT / "jupyter_approvals" / "kernel" / "card.js"
+CARD_JS = ROOT / "jupyter_approvals" / "kernel" / "card" / "card.js"
 TOKENS_TS = ROOT / "labextension" / "src" / "tokens.ts"
 AGENT_CELLS_TS = ROOT / "labextension" / "src" / "agentCells.ts"
 

@@ -11,7 +11,7 @@ import pytest
 from tornado.httpclient import HTTPClientError
 
 from jupyter_approvals.core.agents import AgentRegistry, registry_path
-from jupyter_approvals.core.journal import read_entries
+from jupyter_approvals.core.journal.writer import read_entries
 from jupyter_approvals.core.project import journal_path
 
 from .agent_client import KernelSocket, add_agent, call

@@ -16,7 +16,7 @@ from ...core import errors
 from ...core.fingerprint import fingerprint
 from ...core.model import Lease, Origin, RequestInfo, decided_recently
 from ...core.policy import Clock, Limits, enforced
-from ...core.store import ApprovalStore
+from ...core.store.approval_store import ApprovalStore
 from ...core.visible import make_visible
 from ..api import API_PREFIX
 from ..mirror.journals import ServerJournals

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ...core import errors
-from ...core.journal import Journal
+from ...core.journal.writer import Journal
 from ...core.project import ensure_outside_project, project_root_for
 
 #: Where the web app's settings keep the server's :class:`ServerJournals`.

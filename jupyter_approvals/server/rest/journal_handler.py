@@ -13,7 +13,7 @@ from jupyter_server.auth.decorator import authorized
 from tornado import web
 
 from ...core import errors
-from ...core.journal import JournalPage, merge_pages, read_entries
+from ...core.journal.writer import JournalPage, merge_pages, read_entries
 from ...core.project import journal_location, project_root_for
 from .handlers import ApprovalsHandler
 

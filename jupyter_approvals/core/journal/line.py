@@ -1,7 +1,7 @@
 """One journal entry as one bounded line of JSON: the entry format, its limits, the encoding.
 
 :func:`_build_line` turns an event and the caller's fields into the bytes
-:class:`~jupyter_approvals.core.journal.Journal` appends: every value made JSON-safe by
+:class:`~jupyter_approvals.core.journal.writer.Journal` appends: every value made JSON-safe by
 :class:`_Sanitizer`, strings and containers clipped to :data:`MAX_STRING_CHARS`,
 :data:`MAX_ITEMS` and :data:`MAX_DEPTH`, and the whole line kept within
 :data:`MAX_LINE_BYTES` by retrying with tighter limits and, at last, only the identifying

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Final
 
-from jupyter_approvals.core.journal_fs import _READ_FLAGS
+from jupyter_approvals.core.journal.files import _READ_FLAGS
 
 __all__ = ["JournalPage", "merge_pages", "read_entries"]
 

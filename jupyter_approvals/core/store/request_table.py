@@ -10,12 +10,12 @@ import secrets
 from collections import OrderedDict
 from collections.abc import Iterator
 
-from . import errors
-from .fingerprint import same_fingerprint
-from .model import Approval, Origin, Request, Status
-from .policy import Limits
-from .structured import StructuredRefused, checked_structured
-from .visible import make_visible
+from .. import errors
+from ..fingerprint import same_fingerprint
+from ..model import Approval, Origin, Request, Status
+from ..policy import Limits
+from ..structured import StructuredRefused, checked_structured
+from ..visible import make_visible
 
 
 class RequestTable:

@@ -40,9 +40,9 @@ Entry format (version 1)
 
 Layout
     This module holds the writer, :class:`Journal`, and is the import surface for the
-    whole journal. The entry format and line building live in ``journal_line``, reading
-    in ``journal_read``, and the file-level primitives (open flags, directories, the lock,
-    the torn-tail check) in ``journal_fs``; their public names are re-exported here.
+    whole journal. The entry format and line building live in :mod:`.line`, reading in
+    :mod:`.reader`, and the file-level primitives (open flags, directories, the lock, the
+    torn-tail check) in :mod:`.files`; their public names are re-exported here.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from jupyter_approvals.core.journal_fs import (
+from jupyter_approvals.core.journal.files import (
     _APPEND_FLAGS,
     _POSIX,
     _tail_is_torn,
@@ -67,7 +67,7 @@ from jupyter_approvals.core.journal_fs import (
     fsync_directory,
     make_private_dirs,
 )
-from jupyter_approvals.core.journal_line import (
+from jupyter_approvals.core.journal.line import (
     EVENTS,
     MAX_DEPTH,
     MAX_ITEMS,
@@ -77,7 +77,7 @@ from jupyter_approvals.core.journal_line import (
     _build_line,
     _format_time,
 )
-from jupyter_approvals.core.journal_read import JournalPage, merge_pages, read_entries
+from jupyter_approvals.core.journal.reader import JournalPage, merge_pages, read_entries
 from jupyter_approvals.core.project import (
     default_state_dir,
     ensure_outside_project,

@@ -7,7 +7,7 @@ store's own record of the request (never with this widget's traits, which cell c
 change) and accepts the decision only while handling that very frontend message
 (:mod:`.frontend`).
 
-``text/plain`` (what nbval compares and what a terminal shows, :mod:`.card_text`) is
+``text/plain`` (what nbval compares and what a terminal shows, :mod:`.text`) is
 deterministic apart from ids and clock times, which the sanitize file in the repository masks.
 """
 
@@ -20,27 +20,17 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 from traitlets import Dict, Int, Unicode
 
-from ..core import errors
-from ..core.model import Origin, RequestInfo, Status, iso_utc
-from ..core.protocol import SHOWN_FIELDS
-from .card_text import card_text, ended_phrase, origin_text, pointer_text, state_message
+from ...core import errors
+from ...core.model import Origin, RequestInfo, Status, iso_utc
+from ...core.protocol import SHOWN_FIELDS
+from .text import card_text, origin_text, state_message
 
 if TYPE_CHECKING:
-    from .decisions import Decisions
-
-#: The card's words live in :mod:`.card_text`; these stay importable from here.
-__all__ = [
-    "SHOWN_FIELDS",
-    "ApprovalCard",
-    "card_text",
-    "ended_phrase",
-    "origin_text",
-    "pointer_text",
-]
+    from ..decisions import Decisions
 
 # The structured preview's renderer is shared with the sidebar (views/preview.js); the card's
 # module is that renderer followed by the card's own view, one ES module.
-_VIEWS = Path(__file__).parent.parent / "views"
+_VIEWS = Path(__file__).parents[2] / "views"
 _ESM = (_VIEWS / "preview.js").read_text(encoding="utf-8") + (
     Path(__file__).parent / "card.js"
 ).read_text(encoding="utf-8")

@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core.model import Origin, RequestInfo
-from . import frontend
-from .card import ApprovalCard, ended_phrase, pointer_text
-from .decisions import Decisions
+from ...core.model import Origin, RequestInfo
+from .. import frontend
+from ..decisions import Decisions
+from .text import ended_phrase, pointer_text
+from .widget import ApprovalCard
 
 #: Cards of ended requests kept alive (so their final state stays visible) before closing.
 ENDED_CARDS_KEPT = 50

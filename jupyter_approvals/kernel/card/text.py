@@ -12,8 +12,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..core.fingerprint import short_fingerprint
-from ..core.model import Origin, RequestInfo, Status, iso_utc
+from ...core.fingerprint import short_fingerprint
+from ...core.model import Origin, RequestInfo, Status, iso_utc
 
 #: What each state means for the person looking at the live card.
 STATE_MESSAGES = {

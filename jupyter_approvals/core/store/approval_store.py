@@ -11,16 +11,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import errors, redemption
-from .decision import check_decision, check_still_pending
-from .events import EventedState
-from .fingerprint import same_fingerprint
-from .lease import issue_lease
-from .model import Approval, Lease, Origin, Request, RequestInfo, Status
-from .outcomes import ended_outcome
-from .policy import Clock, Limits, SystemClock, enforced
+from .. import errors, redemption
+from ..decision import check_decision, check_still_pending
+from ..events import EventedState
+from ..fingerprint import same_fingerprint
+from ..lease import issue_lease
+from ..model import Approval, Lease, Origin, Request, RequestInfo, Status
+from ..outcomes import ended_outcome
+from ..policy import Clock, Limits, SystemClock, enforced
 from .request_table import RequestTable, new_request
-from .store_views import StoreViews
+from .views import StoreViews
 
 #: ``guard(request_id, decision, fingerprint, reason)`` raises to refuse a decision.
 DecisionGuard = Callable[[str, str, str, str], None]

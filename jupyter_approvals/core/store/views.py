@@ -1,4 +1,4 @@
-"""The read-only side of :class:`~jupyter_approvals.core.store.ApprovalStore`: snapshots.
+"""The read-only side of the store (:class:`.approval_store.ApprovalStore`): snapshots.
 
 Each view takes the store's lock (and so its sweep) like every change does, and hands out
 copies (:class:`RequestInfo`), never the records themselves.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 
-from .model import Approval, RequestInfo, Status
+from ..model import Approval, RequestInfo, Status
 from .request_table import RequestTable
 
 

@@ -1,0 +1,1 @@
+"""The approval store: requests, decisions and the single-use approvals they issue."""
