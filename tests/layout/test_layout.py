@@ -3,6 +3,8 @@ modules small enough to read whole."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from .import_graph import PACKAGE, ROOT, cycles, external_imports, graph, module_files
@@ -55,20 +57,23 @@ def test_the_package_has_no_import_cycle():
     assert cycles(graph()) == []
 
 
+def crossings(part_of: Callable[[str], str | None], part: str, allowed: set[str]) -> list[str]:
+    """Imports from the modules in ``part`` to modules whose part is not ``allowed``
+    (``part_of`` gives a module's part, or None for a module outside the division)."""
+    return sorted(
+        f"{module} -> {target}"
+        for module, targets in graph().items()
+        if part_of(module) == part
+        for target in targets
+        if part_of(target) is not None and part_of(target) not in allowed | {part}
+    )
+
+
 @pytest.mark.parametrize("layer", sorted(MAY_IMPORT))
 def test_each_layer_imports_only_the_layers_below_it(layer):
     # Given the modules of one layer
-    edges = graph()
-    allowed = MAY_IMPORT[layer] | {layer}
     # Then none imports a layer it must not
-    crossing = sorted(
-        f"{module} -> {target}"
-        for module, targets in edges.items()
-        if layer_of(module) == layer
-        for target in targets
-        if layer_of(target) not in allowed
-    )
-    assert crossing == []
+    assert crossings(layer_of, layer, MAY_IMPORT[layer]) == []
 
 
 def room_of(module: str) -> str:
@@ -87,17 +92,11 @@ def test_the_server_has_its_rooms_and_nothing_else():
 @pytest.mark.parametrize("room", sorted(SERVER_ROOMS))
 def test_each_server_room_imports_only_the_rooms_after_it(room):
     # Given the modules of one room of server/
-    edges = graph()
-    allowed = SERVER_ROOMS[room] | {room}
+    def server_room(module: str) -> str | None:
+        return room_of(module) if layer_of(module) == "server" else None
+
     # Then none imports a room before it
-    crossing = sorted(
-        f"{module} -> {target}"
-        for module, targets in edges.items()
-        if layer_of(module) == "server" and room_of(module) == room
-        for target in targets
-        if layer_of(target) == "server" and room_of(target) not in allowed
-    )
-    assert crossing == []
+    assert crossings(server_room, room, SERVER_ROOMS[room]) == []
 
 
 @pytest.mark.parametrize("layer", ["core", "previews"])
