@@ -58,8 +58,10 @@ class ServerProcess:
                 *extra_args,
             ],
             env=env,
-            # jupyter-collaboration keeps its room store in the working directory.
-            cwd=base,
+            # In the folder it serves, as a person starts it: a kernel started without a path
+            # starts in the server's working directory, and jupyter-collaboration keeps its
+            # room store there (never in this repository).
+            cwd=root,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
