@@ -15,6 +15,15 @@ CHROMIUM ?= /usr/bin/chromium
 
 .PHONY: setup browser agents oldest upstream demo check test test-fast screenshots lint bench clean
 
+# `jupyter labextension develop` links <venv>/share/jupyter/labextensions/jupyter-approvals to
+# jupyter_approvals/labextension; an editable install into that venv again would write its data
+# files through the link into the tree (install.json among them), and every later wheel build
+# would then carry install.json twice. So the link goes, and a stray install.json with it,
+# before each install.
+unlink_sidebar = if [ -L $(1)/share/jupyter/labextensions/jupyter-approvals ]; then \
+	rm $(1)/share/jupyter/labextensions/jupyter-approvals; fi; \
+	rm -f jupyter_approvals/labextension/install.json
+
 setup: $(VENV)/.installed
 
 # The agent client of the agent gate's browser test: jupyter-mcp-server with the mcp client
@@ -28,6 +37,7 @@ agents: $(AGENT_VENV)/.installed
 $(AGENT_VENV)/.installed: $(VENV)/.installed $(AGENT_REQUIREMENTS)
 	$(PYTHON) -m venv $(AGENT_VENV)
 	$(AGENT_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(call unlink_sidebar,$(AGENT_VENV))
 	HATCH_JUPYTER_BUILDER_SKIP_NPM=1 $(AGENT_VENV)/bin/python -m pip install --quiet -e . \
 		-r $(AGENT_REQUIREMENTS)
 	PATH="$(abspath $(AGENT_VENV)/bin):$$PATH" $(AGENT_VENV)/bin/jupyter labextension develop \
@@ -53,6 +63,7 @@ oldest: $(VENV)/.installed $(OLDEST_VENV)/.installed
 $(OLDEST_VENV)/.installed: pyproject.toml $(OLDEST_REQUIREMENTS)
 	$(PYTHON) -m venv $(OLDEST_VENV)
 	$(OLDEST_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(call unlink_sidebar,$(OLDEST_VENV))
 	HATCH_JUPYTER_BUILDER_SKIP_NPM=1 $(OLDEST_VENV)/bin/python -m pip install --quiet -e . \
 		-r $(OLDEST_REQUIREMENTS)
 	touch $@
@@ -71,6 +82,7 @@ version_of = $(shell $(1)/bin/python -c "import importlib.metadata as m; print(m
 $(UPSTREAM_VENV)/.installed: $(VENV)/.installed
 	$(PYTHON) -m venv $(UPSTREAM_VENV)
 	$(UPSTREAM_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(call unlink_sidebar,$(UPSTREAM_VENV))
 	HATCH_JUPYTER_BUILDER_SKIP_NPM=1 $(UPSTREAM_VENV)/bin/python -m pip install --quiet -e . \
 		"jupyter_server[test]==$(call version_of,$(VENV),jupyter_server)"
 	rm -f $(UPSTREAM_VENV)/$(ENABLING)
@@ -79,6 +91,7 @@ $(UPSTREAM_VENV)/.installed: $(VENV)/.installed
 $(UPSTREAM_YDOC_VENV)/.installed: $(VENV)/.installed $(AGENT_VENV)/.installed
 	$(PYTHON) -m venv $(UPSTREAM_YDOC_VENV)
 	$(UPSTREAM_YDOC_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(call unlink_sidebar,$(UPSTREAM_YDOC_VENV))
 	HATCH_JUPYTER_BUILDER_SKIP_NPM=1 $(UPSTREAM_YDOC_VENV)/bin/python -m pip install --quiet -e . \
 		"jupyter_server[test]==$(call version_of,$(VENV),jupyter_server)" \
 		"jupyter-server-ydoc[test]==$(call version_of,$(AGENT_VENV),jupyter-server-ydoc)"
@@ -110,6 +123,7 @@ $(VENV)/.installed: pyproject.toml $(LABEXT_SOURCES)
 	@command -v npm >/dev/null || { echo "make setup needs Node.js (>= 20) and npm to build $(LABEXT)/" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(call unlink_sidebar,$(VENV))
 	HATCH_JUPYTER_BUILDER_SKIP_NPM=1 $(BIN)/python -m pip install --quiet -e ".[dev]"
 	cd $(LABEXT) && if [ ! -f package-lock.json ]; then npm install --no-audit --no-fund; \
 		elif [ ! -f node_modules/.package-lock.json ] \
