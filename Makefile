@@ -143,7 +143,7 @@ lint: setup
 	$(BIN)/mypy
 	cd $(LABEXT) && npm run lint
 
-# Everything CI runs, in this order: the project's own suite first (about 25 minutes on 2
+# Everything CI runs, in this order: the project's own suite first (about 30 minutes on 2
 # cores), then the upstream suites with the extension loaded (about 20 more).
 check: test
 	$(MAKE) upstream
