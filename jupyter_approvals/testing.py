@@ -163,8 +163,13 @@ class KernelFrontend:
     def click(
         self, card: Widget, decision: str, reason: str = "", fingerprint: str | None = None
     ) -> None:
-        """Press Approve or Reject in a card: the message card.js sends, with what it shows."""
-        state = self.card(card.model_id).state
+        """Press Approve or Reject in a card: the message card.js sends, with what it shows.
+
+        The card's state is what has arrived by now, as a browser's view holds it when a
+        person clicks: nothing is waited for.
+        """
+        self._drain()
+        state = self.widgets[card.model_id].state
         self.send_widget_message(
             card.model_id,
             {
@@ -259,6 +264,15 @@ class KernelFrontend:
             except TimeoutError:
                 return
 
+    def _drain(self) -> None:
+        """Read the iopub traffic that has already arrived, without waiting for more."""
+        while True:
+            try:
+                msg = self.client.get_iopub_msg(timeout=0)
+            except queue.Empty:
+                return
+            self._absorb(msg)
+
     def restart(self) -> None:
         """Restart the kernel (everything in its memory is gone)."""
         self.manager.restart_kernel(now=True)
@@ -311,7 +325,13 @@ def _refuse_own_kernel(key: bytes) -> None:
 
 
 def connect(connection_file: str | os.PathLike[str]) -> KernelFrontend:
-    """Attach to a running kernel by its connection file (it is not shut down by us)."""
-    manager = KernelManager(connection_file=str(Path(connection_file)))
+    """Attach to a running kernel by its connection file (it is not shut down by us).
+
+    The kernel may still be starting: it gets up to a minute to answer ``kernel_info``.
+    """
+    # Not the kernel's owner: a manager that owns a kernel it did not start finds no process
+    # and calls it dead when kernel_info takes longer than a second (a kernel just started
+    # on a loaded machine); one that does not own it waits, and never shuts it down.
+    manager = KernelManager(connection_file=str(Path(connection_file)), owns_kernel=False)
     manager.load_connection_file()
     return KernelFrontend(manager)
