@@ -210,6 +210,7 @@ async def one_server(
     write_notebook(root / "work.ipynb", args.notebook_mb)
     server = ServerProcess(base, root, extension=gated)
     result = ServerResult()
+    agent: subprocess.Popen[str] | None = None
     try:
         token = registry(registry_path(server.state)).add("bench")[1] if gated else server.token
         agent = subprocess.Popen(
@@ -246,6 +247,9 @@ async def one_server(
         agent.wait(60)
         return result
     finally:
+        if agent is not None and agent.poll() is None:  # a failed round: never left running
+            agent.kill()
+            agent.wait(10)
         server.stop()
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import queue
+import time
 from pathlib import Path
 
 from jupyter_client.asynchronous import AsyncKernelClient
@@ -54,13 +56,48 @@ def preview(n):
 """
 
 
-async def connect(runtime_dir: Path, kernel_id: str) -> AsyncKernelClient:
-    """A ready client of a server's kernel, from its connection file in ``runtime_dir``."""
+async def connect(runtime_dir: Path, kernel_id: str, timeout: float = 120) -> AsyncKernelClient:
+    """A ready client of a server's kernel, from its connection file in ``runtime_dir``.
+
+    Ready means it answered ``kernel_info`` and its iopub reaches us. jupyter_client's own
+    ``wait_for_ready`` declares a client without a manager dead when one heartbeat goes
+    unanswered for a second, which a kernel still starting on a loaded machine often does;
+    here only ``timeout`` ends the wait.
+    """
     client = AsyncKernelClient(connection_file=str(runtime_dir / f"kernel-{kernel_id}.json"))
     client.load_connection_file()
     client.start_channels()
-    await client.wait_for_ready(timeout=60)
+    try:
+        await until_ready(client, timeout)
+    except BaseException:
+        client.stop_channels()
+        raise
     return client
+
+
+async def until_ready(client: AsyncKernelClient, timeout: float) -> None:
+    """Ask for ``kernel_info`` until the kernel answers it on shell and publishes on iopub."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        client.kernel_info()
+        try:
+            reply = await client.get_shell_msg(timeout=1)
+        except queue.Empty:
+            continue
+        # Any kernel_info reply will do: the kernel may be answering an earlier ask.
+        if reply["msg_type"] != "kernel_info_reply":
+            continue
+        try:
+            # Its status messages on iopub: the subscription is in place.
+            await client.get_iopub_msg(timeout=1)
+        except queue.Empty:
+            continue
+        while True:  # what is left of this exchange on iopub is not for the caller
+            try:
+                await client.get_iopub_msg(timeout=0.2)
+            except queue.Empty:
+                return
+    raise TimeoutError(f"the kernel did not answer kernel_info in {timeout:g} s")
 
 
 async def make_pending(
