@@ -1,27 +1,17 @@
 // Types of views/preview.js for the sidebar's TypeScript: the structured preview of
-// docs/protocol.md 4.1, as a kernel or the server sends it.
+// docs/protocol.md 4.1, as generated from jupyter_approvals/core/schemas/.
 
-export type Tone = 'added' | 'removed' | 'changed' | 'neutral';
+import type {
+  Block,
+  HeadlineCount,
+  StructuredPreview,
+  Tone
+} from '../../labextension/src/schemaTypes';
 
-export interface IHeadlineCount {
-  label: string;
-  count: number;
-  tone: Tone;
-}
-
-export interface IStructuredBlock {
-  type: string;
-  title: string | null;
-  [field: string]: unknown;
-}
-
-export interface IStructuredPreview {
-  version: number;
-  headline: IHeadlineCount[];
-  blocks: IStructuredBlock[];
-  left_out: { kind: string; count: number }[];
-  notes: string[];
-}
+export type { Tone };
+export type IHeadlineCount = HeadlineCount;
+export type IStructuredBlock = Block;
+export type IStructuredPreview = StructuredPreview;
 
 /** The structured preview as one element, every value set as text. */
 export function renderStructured(doc: IStructuredPreview): HTMLElement;

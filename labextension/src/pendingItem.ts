@@ -56,7 +56,7 @@ export class PendingItem {
   ) {
     this._item = item;
     this.node.dataset.requestId = item.id;
-    this.node.dataset.kernelId = item.kernel_id;
+    this.node.dataset.kernelId = item.kernel_id ?? '';
 
     const header = el('div', 'jpa-Sidebar-itemHeader');
     header.append(this._action, this._clock);

@@ -146,7 +146,7 @@ export function decisionPath(
   if (item.decide_url) {
     return item.decide_url;
   }
-  const ids = `${encodeURIComponent(item.kernel_id)}/${encodeURIComponent(item.id)}`;
+  const ids = `${encodeURIComponent(item.kernel_id ?? '')}/${encodeURIComponent(item.id)}`;
   return URLExt.join(API_NAMESPACE, 'pending', ids);
 }
 

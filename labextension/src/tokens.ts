@@ -4,82 +4,51 @@
 import { Token } from '@lumino/coreutils';
 import { ISignal } from '@lumino/signaling';
 
-import type { IStructuredPreview } from '../../jupyter_approvals/views/preview.js';
+import type {
+  Decision as SchemaDecision,
+  JournalError,
+  LastDecision,
+  PendingReply,
+  PendingRow
+} from './schemaTypes';
 
 /** Where the server extension serves its REST API, under the server's base URL. */
 export const API_NAMESPACE = 'jupyter-approvals/api';
 
-/** One pending request, as `GET pending` lists it (section 6.1). */
-export interface IPendingRequest {
-  kernel_id: string;
-  id: string;
-  action: string;
-  summary: string;
-  preview: string;
-  preview_omitted: number;
-  /** The structured preview (docs/protocol.md 4.1), checked by the server; null if none. */
-  structured?: IStructuredPreview | null;
-  fingerprint: string;
-  function: string;
-  status: string;
-  created_at: string;
-  expires_at: string;
-  /** Relative to the server root when the notebook is below it, else absolute. */
-  notebook_path?: string | null;
-  cell_id?: string | null;
-  /** The number the notebook showed next to the requesting cell while it ran, if any. */
-  execution_count?: number | null;
-  /** What the executing client claimed: a hint, never an identity. */
-  username?: string | null;
-  /** The name the stamped person goes by in JupyterLab ("Anonymous Io"): a hint too. */
-  display_name?: string | null;
-  /** The agent identity that sent the code, as the server stamped it (section 7). */
-  agent?: string | null;
-  /** `server`: agent code the server holds; `kernel`: a protected call waiting in a kernel. */
-  held_at?: 'server' | 'kernel';
-  /** The path below the server's base URL to POST this request's decision to. */
-  decide_url?: string;
-  /** The kernel runs a cell now (the row comes from the server's copy). */
-  kernel_busy?: boolean;
-  /** False while the kernel cannot take a decision (busy, no cell awaiting one). */
-  decide_now?: boolean;
-  /** The kernel's reading floor: answers sooner after the request was shown do not count. */
-  min_answer_ms?: number;
-}
+/** `T` with only the keys `K` required; the sidebar reads every other field as possibly
+ * absent (and its tests build rows with only what they need). */
+type WithRequired<T, K extends keyof T> = Pick<T, K> & Partial<Omit<T, K>>;
 
-export interface IJournalError {
-  kernel_id: string;
-  error: string;
-  /** Set when the kernel records its decisions outside this server's state directory. */
-  elsewhere?: string;
-}
+/** One pending request, as `GET pending` lists it (section 6.1): a row of
+ * jupyter_approvals/core/schemas/pending.schema.json, whose types src/schemaTypes.ts has. */
+export type IPendingRequest = WithRequired<
+  PendingRow,
+  | 'kernel_id'
+  | 'id'
+  | 'action'
+  | 'summary'
+  | 'preview'
+  | 'preview_omitted'
+  | 'fingerprint'
+  | 'function'
+  | 'status'
+  | 'created_at'
+  | 'expires_at'
+>;
+
+/** A kernel whose journal cannot be written, or is kept outside this server's state directory. */
+export type IJournalError = JournalError;
 
 /** The latest decision the server knows of, wherever it was made (section 6.1). */
-export interface IDecided {
-  id: string;
-  action: string | null;
-  summary: string | null;
-  /** The request's status now: `approved`, `rejected`, `auto_answered`, `executed`, ... */
-  status: string | null;
-  /** Where it was decided: `card`, `sidebar`, `comm`, `pause`. */
-  channel: string | null;
-  decided_at: string;
-  kernel_id?: string;
-  held_at?: 'server';
-}
+export type IDecided = LastDecision;
 
 /** The answer of `GET pending`. */
-export interface IPendingReply {
-  pending: IPendingRequest[];
-  unanswered_kernels: string[];
-  /** Kernels running a cell now; their rows stay listed. */
-  busy_kernels?: string[];
-  kernels_without_approvals: string[];
-  journal_errors: IJournalError[];
-  last_decision?: IDecided | null;
-}
+export type IPendingReply = WithRequired<
+  Omit<PendingReply, 'pending'> & { pending: IPendingRequest[] },
+  'pending' | 'unanswered_kernels' | 'kernels_without_approvals' | 'journal_errors'
+>;
 
-export type Decision = 'approve' | 'reject';
+export type Decision = SchemaDecision;
 
 /** One registered agent, as `GET agents` lists it (section 6.2.2). */
 export interface IAgent {

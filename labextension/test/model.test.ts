@@ -174,8 +174,8 @@ describe('the pending list', () => {
     const model = await polledModel(request('a'), request('b'), request('c'));
     const changes = record(model.changed);
 
-    // When the server then lists b with a new status, c as before, and a new d
-    server.pending = [request('b', { status: 'deciding' }), request('c'), request('d')];
+    // When the server then lists b as busy, c as before, and a new d
+    server.pending = [request('b', { kernel_busy: true }), request('c'), request('d')];
     await model.refresh();
 
     // Then exactly one change names d added, a removed and b updated
@@ -184,7 +184,7 @@ describe('the pending list', () => {
     ]);
     expect(model.keys).toEqual(['k1/b', 'k1/c', 'k1/d']);
     expect(model.get('k1/a')).toBeUndefined();
-    expect(model.get('k1/b')?.status).toBe('deciding');
+    expect(model.get('k1/b')?.kernel_busy).toBe(true);
   });
 
   it('reports a new order of the kept keys as reordered', async () => {

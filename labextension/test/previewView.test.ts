@@ -88,9 +88,10 @@ describe('renderStructured', () => {
     // Given a document whose tone, line op, row change, language and block type are others
     const doc = tableDoc('4');
     doc.headline[0].tone = 'lm-mod-hidden' as never;
+    // (none of them is of the schema's shape, hence the casts)
     doc.blocks.push(
-      { type: 'code', title: null, language: 'x jp-mod-hidden', text: 'print(1)' },
-      { type: 'x lm-mod-hidden', title: null },
+      { type: 'code', title: null, language: 'x jp-mod-hidden', text: 'print(1)' } as never,
+      { type: 'x lm-mod-hidden', title: null } as never,
       {
         type: 'diff',
         title: null,
@@ -103,9 +104,9 @@ describe('renderStructured', () => {
             lines: [{ op: 'lm-mod-hidden', old: 1, new: 1, parts: [] }]
           }
         ]
-      }
+      } as never
     );
-    (doc.blocks[0].rows as { change: string }[])[0].change = 'lm-mod-hidden';
+    (doc.blocks[0] as { rows: { change: string }[] }).rows[0].change = 'lm-mod-hidden';
     // When rendered
     const node = renderStructured(doc);
     // Then no value became a class: unknown ones fall back to neutral ones
