@@ -1,5 +1,5 @@
 // The one renderer of structured previews (docs/protocol.md 4.1), used by the approval card
-// (concatenated into the card's anywidget module by kernel/card.py) and by the JupyterLab
+// (concatenated into the card's anywidget module by kernel/card/widget.py) and by the JupyterLab
 // sidebar (imported by labextension/src/previewView.ts). It builds DOM nodes and sets every
 // value with textContent, so markup, script or bidirectional text in a preview is shown as
 // the characters it is, never interpreted. Colours come from JupyterLab theme variables
@@ -10,9 +10,9 @@ const PATH_BREAK = /([/\\])/;
 // Class names are made only from these known values: a kernel's document could carry others
 // (the server checks the shape of what the sidebar gets, nobody checks a card's), and a value
 // must never choose a class of the page's own.
-const TONES = new Set(["added", "removed", "changed", "neutral"]);
-const LINE_OPS = new Set(["context", "added", "removed"]);
-const ROW_CHANGES = new Set(["added", "removed", "changed", "same"]);
+const TONES = new Set(['added', 'removed', 'changed', 'neutral']);
+const LINE_OPS = new Set(['context', 'added', 'removed']);
+const ROW_CHANGES = new Set(['added', 'removed', 'changed', 'same']);
 const known = (set, value, fallback) => (set.has(value) ? value : fallback);
 
 function node(tag, className, text) {
@@ -24,57 +24,62 @@ function node(tag, className, text) {
 
 // A path may wrap after each separator and nowhere else (never "orders\n.csv").
 function pathNode(path, className) {
-  const out = node("span", `jpa-sp-path ${className || ""}`.trim());
+  const out = node('span', `jpa-sp-path ${className || ''}`.trim());
   for (const piece of String(path).split(PATH_BREAK)) {
     if (!piece) continue;
     out.appendChild(document.createTextNode(piece));
-    if (PATH_BREAK.test(piece)) out.appendChild(document.createElement("wbr"));
+    if (PATH_BREAK.test(piece)) out.appendChild(document.createElement('wbr'));
   }
   return out;
 }
 
 const KEYWORDS = {
   python:
-    "False None True and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield",
-  sql: "select from where insert into values update set delete create table drop alter add column index view and or not null is in as on join left right inner outer full cross group by order having limit offset union all distinct case when then else end begin commit rollback replace primary key default exists like between returning truncate with",
-  shell: "if then else elif fi for in do done while until case esac function return export local sudo rm mv cp git",
+    'False None True and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield',
+  sql: 'select from where insert into values update set delete create table drop alter add column index view and or not null is in as on join left right inner outer full cross group by order having limit offset union all distinct case when then else end begin commit rollback replace primary key default exists like between returning truncate with',
+  shell:
+    'if then else elif fi for in do done while until case esac function return export local sudo rm mv cp git'
 };
 const KEYWORD_SETS = Object.fromEntries(
-  Object.entries(KEYWORDS).map(([language, words]) => [language, new Set(words.split(" "))]),
+  Object.entries(KEYWORDS).map(([language, words]) => [language, new Set(words.split(' '))])
 );
 // One pass over the code: comments, strings, numbers, words; the rest stays plain text.
 const TOKENS = {
-  python: /(#[^\n]*)|("""[\s\S]*?"""|'''[\s\S]*?'''|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')|(\b\d[\d_]*(?:\.\d+)?\b)|([A-Za-z_][A-Za-z0-9_]*)/g,
+  python:
+    /(#[^\n]*)|("""[\s\S]*?"""|'''[\s\S]*?'''|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')|(\b\d[\d_]*(?:\.\d+)?\b)|([A-Za-z_][A-Za-z0-9_]*)/g,
   sql: /(--[^\n]*|\/\*[\s\S]*?\*\/)|('(?:''|[^'])*'|"(?:""|[^"])*")|(\b\d+(?:\.\d+)?\b)|([A-Za-z_][A-Za-z0-9_]*)/g,
   shell: /(#[^\n]*)|("(?:\\.|[^"\\])*"|'[^']*')|(\b\d+\b)|([A-Za-z_][A-Za-z0-9_-]*)/g,
-  json: /()("(?:\\.|[^"\\])*")|(-?\b\d+(?:\.\d+)?(?:[eE][+-]?\d+)?\b)|(true|false|null)/g,
+  json: /()("(?:\\.|[^"\\])*")|(-?\b\d+(?:\.\d+)?(?:[eE][+-]?\d+)?\b)|(true|false|null)/g
 };
 
 function highlighted(text, language) {
   const pattern = Object.hasOwn(TOKENS, language) ? TOKENS[language] : null;
-  const out = node("code", `jpa-sp-code-text${pattern ? ` language-${language}` : ""}`);
+  const out = node('code', `jpa-sp-code-text${pattern ? ` language-${language}` : ''}`);
   if (!pattern) {
     out.textContent = text;
     return out;
   }
   const keywords = Object.hasOwn(KEYWORD_SETS, language)
     ? KEYWORD_SETS[language]
-    : new Set(["true", "false", "null"]);
-  const caseless = language === "sql";
+    : new Set(['true', 'false', 'null']);
+  const caseless = language === 'sql';
   let at = 0;
   pattern.lastIndex = 0;
   for (let found = pattern.exec(text); found; found = pattern.exec(text)) {
-    if (found[0] === "") {
+    if (found[0] === '') {
       pattern.lastIndex += 1;
       continue;
     }
     if (found.index > at) out.appendChild(document.createTextNode(text.slice(at, found.index)));
-    let kind = "";
-    if (found[1]) kind = "comment";
-    else if (found[2]) kind = "string";
-    else if (found[3]) kind = "number";
-    else if (found[4] && keywords.has(caseless ? found[4].toLowerCase() : found[4])) kind = "keyword";
-    out.appendChild(kind ? node("span", `jpa-sp-tok-${kind}`, found[0]) : document.createTextNode(found[0]));
+    let kind = '';
+    if (found[1]) kind = 'comment';
+    else if (found[2]) kind = 'string';
+    else if (found[3]) kind = 'number';
+    else if (found[4] && keywords.has(caseless ? found[4].toLowerCase() : found[4]))
+      kind = 'keyword';
+    out.appendChild(
+      kind ? node('span', `jpa-sp-tok-${kind}`, found[0]) : document.createTextNode(found[0])
+    );
     at = found.index + found[0].length;
   }
   if (at < text.length) out.appendChild(document.createTextNode(text.slice(at)));
@@ -82,69 +87,81 @@ function highlighted(text, language) {
 }
 
 function headline(items) {
-  const out = node("div", "jpa-sp-headline");
-  out.setAttribute("data-testid", "jpa-sp-headline");
+  const out = node('div', 'jpa-sp-headline');
+  out.setAttribute('data-testid', 'jpa-sp-headline');
   for (const item of items) {
-    const chip = node("span", `jpa-sp-count jpa-sp-tone-${known(TONES, item.tone, "neutral")}`);
-    chip.append(node("b", "", Number(item.count).toLocaleString("en-US")), ` ${item.label}`);
+    const chip = node('span', `jpa-sp-count jpa-sp-tone-${known(TONES, item.tone, 'neutral')}`);
+    chip.append(node('b', '', Number(item.count).toLocaleString('en-US')), ` ${item.label}`);
     out.appendChild(chip);
   }
   return out;
 }
 
 function facts(block) {
-  const out = node("dl", "jpa-sp-facts");
+  const out = node('dl', 'jpa-sp-facts');
   for (const item of block.items) {
-    out.appendChild(node("dt", "", item.label));
-    const value = node("dd");
-    value.appendChild(item.path ? pathNode(item.value) : node("span", "", item.value));
+    out.appendChild(node('dt', '', item.label));
+    const value = node('dd');
+    value.appendChild(item.path ? pathNode(item.value) : node('span', '', item.value));
     out.appendChild(value);
   }
   return out;
 }
 
 function argv(block) {
-  const out = node("ol", "jpa-sp-argv");
-  for (const item of block.items) out.appendChild(node("li", "", item));
+  const out = node('ol', 'jpa-sp-argv');
+  for (const item of block.items) out.appendChild(node('li', '', item));
   return out;
 }
 
 function request(block) {
-  const out = node("div", "jpa-sp-request");
-  out.append(node("span", "jpa-sp-method", block.method), " ", node("span", "jpa-sp-url", block.url));
+  const out = node('div', 'jpa-sp-request');
+  out.append(
+    node('span', 'jpa-sp-method', block.method),
+    ' ',
+    node('span', 'jpa-sp-url', block.url)
+  );
   return out;
 }
 
 function code(block) {
-  const out = node("pre", "jpa-sp-code");
+  const out = node('pre', 'jpa-sp-code');
   out.appendChild(highlighted(block.text, block.language));
   return out;
 }
 
 function diff(block) {
-  const out = node("div", "jpa-sp-diff");
-  const files = node("div", "jpa-sp-diff-files");
-  files.append(pathNode(block.old_path, "jpa-sp-from"), " → ", pathNode(block.new_path, "jpa-sp-to"));
+  const out = node('div', 'jpa-sp-diff');
+  const files = node('div', 'jpa-sp-diff-files');
+  files.append(
+    pathNode(block.old_path, 'jpa-sp-from'),
+    ' → ',
+    pathNode(block.new_path, 'jpa-sp-to')
+  );
   out.appendChild(files);
   for (const hunk of block.hunks) {
-    const table = node("table", "jpa-sp-hunk");
-    const head = node("tr", "jpa-sp-hunk-head");
-    const label = node("td", "", `@@ line ${hunk.old_start} → ${hunk.new_start}`);
+    const table = node('table', 'jpa-sp-hunk');
+    const head = node('tr', 'jpa-sp-hunk-head');
+    const label = node('td', '', `@@ line ${hunk.old_start} → ${hunk.new_start}`);
     label.colSpan = 4;
     head.appendChild(label);
     table.appendChild(head);
     for (const line of hunk.lines) {
-      const op = known(LINE_OPS, line.op, "context");
-      const row = node("tr", `jpa-sp-line jpa-sp-${op}`);
-      const sign = { added: "+", removed: "−", context: " " }[op];
+      const op = known(LINE_OPS, line.op, 'context');
+      const row = node('tr', `jpa-sp-line jpa-sp-${op}`);
+      const sign = { added: '+', removed: '−', context: ' ' }[op];
       row.append(
-        node("td", "jpa-sp-lineno", line.old ?? ""),
-        node("td", "jpa-sp-lineno", line.new ?? ""),
-        node("td", "jpa-sp-sign", sign),
+        node('td', 'jpa-sp-lineno', line.old ?? ''),
+        node('td', 'jpa-sp-lineno', line.new ?? ''),
+        node('td', 'jpa-sp-sign', sign)
       );
-      const text = node("td", "jpa-sp-text");
+      const text = node('td', 'jpa-sp-text');
       for (const part of line.parts) {
-        text.appendChild(part.changed ? node("span", "jpa-sp-changed", part.text) : document.createTextNode(part.text));
+        text.appendChild(
+          part.changed
+            ? node('span', 'jpa-sp-changed', part.text)
+            : document.createTextNode(part.text)
+        );
       }
       row.appendChild(text);
       table.appendChild(row);
@@ -155,24 +172,26 @@ function diff(block) {
 }
 
 function table(block) {
-  const out = node("table", "jpa-sp-table");
-  const head = node("tr");
-  head.appendChild(node("th", "jpa-sp-change", ""));
+  const out = node('table', 'jpa-sp-table');
+  const head = node('tr');
+  head.appendChild(node('th', 'jpa-sp-change', ''));
   for (const column of block.columns) {
-    const th = node("th", column.key ? "jpa-sp-key" : "", column.name);
-    if (column.type) th.appendChild(node("span", "jpa-sp-type", ` ${column.type}`));
+    const th = node('th', column.key ? 'jpa-sp-key' : '', column.name);
+    if (column.type) th.appendChild(node('span', 'jpa-sp-type', ` ${column.type}`));
     head.appendChild(th);
   }
   out.appendChild(head);
   for (const row of block.rows) {
-    const change = known(ROW_CHANGES, row.change, "same");
-    const tr = node("tr", `jpa-sp-row jpa-sp-${change}`);
-    tr.appendChild(node("td", "jpa-sp-change", { added: "+", removed: "−", changed: "~", same: "" }[change]));
+    const change = known(ROW_CHANGES, row.change, 'same');
+    const tr = node('tr', `jpa-sp-row jpa-sp-${change}`);
+    tr.appendChild(
+      node('td', 'jpa-sp-change', { added: '+', removed: '−', changed: '~', same: '' }[change])
+    );
     for (const cell of row.cells) {
-      const td = node("td");
-      if ("old" in cell) {
-        td.className = "jpa-sp-cell-changed";
-        td.append(node("del", "jpa-sp-old", cell.old), " → ", node("ins", "jpa-sp-new", cell.new));
+      const td = node('td');
+      if ('old' in cell) {
+        td.className = 'jpa-sp-cell-changed';
+        td.append(node('del', 'jpa-sp-old', cell.old), ' → ', node('ins', 'jpa-sp-new', cell.new));
       } else {
         td.textContent = cell.text;
       }
@@ -184,18 +203,18 @@ function table(block) {
 }
 
 function paths(block) {
-  const out = node("ul", "jpa-sp-paths");
+  const out = node('ul', 'jpa-sp-paths');
   for (const item of block.items) {
-    const li = node("li");
+    const li = node('li');
     li.appendChild(pathNode(item.path));
-    if (item.detail) li.appendChild(node("span", "jpa-sp-detail", ` ${item.detail}`));
+    if (item.detail) li.appendChild(node('span', 'jpa-sp-detail', ` ${item.detail}`));
     out.appendChild(li);
   }
   return out;
 }
 
 function lines(block) {
-  return node("pre", "jpa-sp-lines", block.lines.join("\n"));
+  return node('pre', 'jpa-sp-lines', block.lines.join('\n'));
 }
 
 const BLOCKS = { facts, argv, request, code, diff, table, paths, text: lines };
@@ -205,23 +224,38 @@ const BLOCKS = { facts, argv, request, code, diff, table, paths, text: lines };
  * named, not guessed at; the text preview stays available to the caller for those.
  */
 export function renderStructured(doc) {
-  const out = node("div", "jpa-sp");
-  out.setAttribute("data-testid", "jpa-structured");
-  out.dir = "ltr";
+  const out = node('div', 'jpa-sp');
+  out.setAttribute('data-testid', 'jpa-structured');
+  out.dir = 'ltr';
   if (doc.headline && doc.headline.length) out.appendChild(headline(doc.headline));
   for (const block of doc.blocks || []) {
     const build = Object.hasOwn(BLOCKS, block.type) ? BLOCKS[block.type] : null;
-    const section = node("section", `jpa-sp-block${build ? ` jpa-sp-${block.type}-block` : ""}`);
-    if (block.title) section.appendChild(node("h4", "jpa-sp-title", block.title));
-    section.appendChild(build ? build(block) : node("div", "jpa-sp-unknown", `(a ${block.type} block this view cannot show; see the text preview)`));
+    const section = node('section', `jpa-sp-block${build ? ` jpa-sp-${block.type}-block` : ''}`);
+    if (block.title) section.appendChild(node('h4', 'jpa-sp-title', block.title));
+    section.appendChild(
+      build
+        ? build(block)
+        : node(
+            'div',
+            'jpa-sp-unknown',
+            `(a ${block.type} block this view cannot show; see the text preview)`
+          )
+    );
     out.appendChild(section);
   }
   const left = doc.left_out || [];
   if (left.length) {
-    const cut = node("ul", "jpa-sp-left-out");
-    for (const item of left) cut.appendChild(node("li", "", `… ${Number(item.count).toLocaleString("en-US")} more ${item.kind} not shown`));
+    const cut = node('ul', 'jpa-sp-left-out');
+    for (const item of left)
+      cut.appendChild(
+        node(
+          'li',
+          '',
+          `… ${Number(item.count).toLocaleString('en-US')} more ${item.kind} not shown`
+        )
+      );
     out.appendChild(cut);
   }
-  for (const note of doc.notes || []) out.appendChild(node("p", "jpa-sp-note", note));
+  for (const note of doc.notes || []) out.appendChild(node('p', 'jpa-sp-note', note));
   return out;
 }

@@ -10,97 +10,105 @@ function el(tag, className, text) {
 }
 
 function short(fp) {
-  return fp.startsWith("sha256:") ? fp.slice(7, 19) : fp;
+  return fp.startsWith('sha256:') ? fp.slice(7, 19) : fp;
 }
 
 function timeLeft(iso) {
   const ms = iso ? Date.parse(iso) - Date.now() : NaN;
-  if (Number.isNaN(ms)) return "";
-  if (ms <= 0) return "0:00";
+  if (Number.isNaN(ms)) return '';
+  if (ms <= 0) return '0:00';
   const s = Math.floor(ms / 1000);
-  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
 }
 
 // The DOM event the sidebar listens for to open a preview in a main-area tab; the sidebar
 // sets window[OPEN_PREVIEW_EVENT] = true once it listens.
-const OPEN_PREVIEW_EVENT = "jupyter-approvals:open-preview";
+const OPEN_PREVIEW_EVENT = 'jupyter-approvals:open-preview';
 
 function render({ model, el: root }) {
-  const card = el("div", "jpa-card");
-  card.setAttribute("data-testid", "jpa-card");
+  const card = el('div', 'jpa-card');
+  card.setAttribute('data-testid', 'jpa-card');
   root.appendChild(card);
 
-  const header = el("div", "jpa-header");
-  const title = el("span", "jpa-action");
-  const clock = el("span", "jpa-clock");
-  const dismiss = el("button", "jpa-dismiss", "×");
-  dismiss.title = "Close without deciding (nothing runs)";
-  dismiss.setAttribute("aria-label", dismiss.title);
+  const header = el('div', 'jpa-header');
+  const title = el('span', 'jpa-action');
+  const clock = el('span', 'jpa-clock');
+  const dismiss = el('button', 'jpa-dismiss', '×');
+  dismiss.title = 'Close without deciding (nothing runs)';
+  dismiss.setAttribute('aria-label', dismiss.title);
   header.append(title, clock, dismiss);
 
-  const summary = el("div", "jpa-summary");
-  const origin = el("div", "jpa-origin");
+  const summary = el('div', 'jpa-summary');
+  const origin = el('div', 'jpa-origin');
 
-  const fpRow = el("div", "jpa-fingerprint");
-  const fpLabel = el("span", "", "fingerprint ");
-  const fpValue = el("code", "jpa-fp");
-  const fpToggle = el("button", "jpa-link", "show full");
+  const fpRow = el('div', 'jpa-fingerprint');
+  const fpLabel = el('span', '', 'fingerprint ');
+  const fpValue = el('code', 'jpa-fp');
+  const fpToggle = el('button', 'jpa-link', 'show full');
   let fullShown = false;
-  fpToggle.addEventListener("click", () => {
+  fpToggle.addEventListener('click', () => {
     fullShown = !fullShown;
     sync();
   });
   fpRow.append(fpLabel, fpValue, fpToggle);
 
-  const details = el("details", "jpa-preview");
+  const details = el('details', 'jpa-preview');
   details.open = true;
-  const detailsSummary = el("summary", "", "Preview");
+  const detailsSummary = el('summary', '', 'Preview');
   // The structured preview (rendered by views/preview.js) when the request has one, with the
   // text form one click away; otherwise the text form.
-  const body = el("div", "jpa-preview-body");
-  const textToggle = el("button", "jpa-link jpa-text-toggle", "show as text");
+  const body = el('div', 'jpa-preview-body');
+  const textToggle = el('button', 'jpa-link jpa-text-toggle', 'show as text');
   let asText = false;
-  textToggle.addEventListener("click", () => {
+  textToggle.addEventListener('click', () => {
     asText = !asText;
     sync();
   });
   // Full size in a main-area tab: the card cannot reach JupyterLab's shell, so it asks the
   // sidebar through a DOM event (docs/protocol.md 4.1); without the sidebar nothing listens
   // and the button stays hidden.
-  const fullSize = el("button", "jpa-link jpa-full-size", "open full size");
-  fullSize.title = "Open this preview in a tab of the main area";
-  fullSize.addEventListener("click", () => {
+  const fullSize = el('button', 'jpa-link jpa-full-size', 'open full size');
+  fullSize.title = 'Open this preview in a tab of the main area';
+  fullSize.addEventListener('click', () => {
     // It names the request; the sidebar shows its own row of it, as the server listed it.
-    const detail = { request_id: model.get("request_id"), fingerprint: model.get("fingerprint") };
+    const detail = { request_id: model.get('request_id'), fingerprint: model.get('fingerprint') };
     window.dispatchEvent(new CustomEvent(OPEN_PREVIEW_EVENT, { detail }));
   });
-  fullSize.style.display = window[OPEN_PREVIEW_EVENT] ? "" : "none";
-  const pre = el("pre");
-  const omitted = el("div", "jpa-omitted");
+  fullSize.style.display = window[OPEN_PREVIEW_EVENT] ? '' : 'none';
+  const pre = el('pre');
+  const omitted = el('div', 'jpa-omitted');
   details.append(detailsSummary, fullSize, textToggle, body, pre, omitted);
   let renderedDoc;
   let failedDoc = null;
 
-  const actions = el("div", "jpa-actions");
-  const reason = el("input", "jpa-reason");
-  reason.placeholder = "Reason (optional, shown to the caller if you reject)";
-  reason.setAttribute("aria-label", "Reason");
-  const approve = el("button", "jpa-approve", "Approve");
-  const reject = el("button", "jpa-reject", "Reject");
+  const actions = el('div', 'jpa-actions');
+  const reason = el('input', 'jpa-reason');
+  reason.placeholder = 'Reason (optional, shown to the caller if you reject)';
+  reason.setAttribute('aria-label', 'Reason');
+  const approve = el('button', 'jpa-approve', 'Approve');
+  const reject = el('button', 'jpa-reject', 'Reject');
   // The reading floor: Approve and Reject wait until a person could have read the card, with
   // a countdown. The kernel refuses sooner answers on every path anyway; here nobody can run
   // into that dead end by clicking too soon.
-  const readableAt = Date.now() + (model.get("min_answer_ms") || 0);
-  const floor = el("span", "jpa-floor");
+  const readableAt = Date.now() + (model.get('min_answer_ms') || 0);
+  const floor = el('span', 'jpa-floor');
   actions.append(reason, approve, reject, floor);
 
-  const status = el("div", "jpa-status");
-  const notice = el("div", "jpa-notice");
-  const journal = el("div", "jpa-journal-error");
+  const status = el('div', 'jpa-status');
+  const notice = el('div', 'jpa-notice');
+  const journal = el('div', 'jpa-journal-error');
 
   card.append(header, summary, origin, fpRow, details, actions, status, notice, journal);
 
-  const SHOWN = ["action", "summary", "preview", "preview_omitted", "structured", "fingerprint", "function"];
+  const SHOWN = [
+    'action',
+    'summary',
+    'preview',
+    'preview_omitted',
+    'structured',
+    'fingerprint',
+    'function'
+  ];
 
   // One decision per press. A double click would otherwise send a second decision while the
   // kernel answers the first; the kernel refuses it, and that refusal used to show as an error
@@ -113,9 +121,17 @@ function render({ model, el: root }) {
     const reading = Math.max(0, readableAt - Date.now());
     approve.disabled = reading > 0;
     reject.disabled = reading > 0;
-    floor.textContent = reading > 0 ? `read first: ${Math.ceil(reading / 1000)} s` : "";
+    floor.textContent = reading > 0 ? `read first: ${Math.ceil(reading / 1000)} s` : '';
   }
-  const opens = setTimeout(settle, Math.max(0, readableAt - Date.now()) + 20);
+  // Opens the buttons when the floor ends, unless a decision is already in flight: the
+  // floor can end (on a tick) just before this fires, and a press in between must keep its
+  // buttons off until the kernel answers.
+  const opens = setTimeout(
+    () => {
+      if (inFlight === null) settle();
+    },
+    Math.max(0, readableAt - Date.now()) + 20
+  );
 
   function decide(decision) {
     if (inFlight !== null) return;
@@ -125,32 +141,32 @@ function render({ model, el: root }) {
     const shown = {};
     for (const name of SHOWN) shown[name] = model.get(name);
     model.send({
-      op: "decide",
-      id: model.get("request_id"),
+      op: 'decide',
+      id: model.get('request_id'),
       decision,
-      fingerprint: model.get("fingerprint"),
-      reason: reason.value || "",
-      shown,
+      fingerprint: model.get('fingerprint'),
+      reason: reason.value || '',
+      shown
     });
   }
-  approve.addEventListener("click", () => decide("approve"));
-  reject.addEventListener("click", () => decide("reject"));
-  dismiss.addEventListener("click", () => model.send({ op: "dismiss" }));
+  approve.addEventListener('click', () => decide('approve'));
+  reject.addEventListener('click', () => decide('reject'));
+  dismiss.addEventListener('click', () => model.send({ op: 'dismiss' }));
 
   function sync() {
     settle();
-    const state = model.get("state");
-    const fp = model.get("fingerprint");
+    const state = model.get('state');
+    const fp = model.get('fingerprint');
     card.dataset.state = state;
-    title.textContent = model.get("action");
-    summary.textContent = model.get("summary");
-    const fn = model.get("function");
+    title.textContent = model.get('action');
+    summary.textContent = model.get('summary');
+    const fn = model.get('function');
     // "requested from notebook sales/clean.ipynb, cell [5], run by ana (claimed)"
-    origin.textContent = `${fn ? `runs ${fn}, ` : ""}${model.get("origin")}`;
+    origin.textContent = `${fn ? `runs ${fn}, ` : ''}${model.get('origin')}`;
     fpValue.textContent = fullShown ? fp : short(fp);
-    fpToggle.textContent = fullShown ? "show short" : "show full";
-    pre.textContent = model.get("preview") || "(no preview)";
-    let doc = model.get("structured");
+    fpToggle.textContent = fullShown ? 'show short' : 'show full';
+    pre.textContent = model.get('preview') || '(no preview)';
+    let doc = model.get('structured');
     if (doc !== renderedDoc) {
       let drawn = null;
       try {
@@ -158,46 +174,47 @@ function render({ model, el: root }) {
       } catch (error) {
         // Not of the documented shape (code in a kernel can send a card anything):
         // the card shows the text form, and its buttons keep working.
-        console.warn("jupyter-approvals: a structured preview that cannot be shown", error);
+        console.warn('jupyter-approvals: a structured preview that cannot be shown', error);
       }
       body.replaceChildren(...(drawn ? [drawn] : []));
       renderedDoc = doc;
       failedDoc = drawn || !doc ? null : doc;
     }
     if (doc === failedDoc) doc = null;
-    textToggle.style.display = doc ? "" : "none";
-    textToggle.textContent = asText ? "show structured" : "show as text";
-    body.style.display = doc && !asText ? "" : "none";
-    pre.style.display = doc && !asText ? "none" : "";
+    textToggle.style.display = doc ? '' : 'none';
+    textToggle.textContent = asText ? 'show structured' : 'show as text';
+    body.style.display = doc && !asText ? '' : 'none';
+    pre.style.display = doc && !asText ? 'none' : '';
     omitted.style.display = pre.style.display;
-    const left = model.get("preview_omitted");
-    omitted.textContent = left ? `… ${left} more characters left out of this preview` : "";
-    const live = state === "pending";
-    actions.style.display = live ? "" : "none";
-    dismiss.style.display = live ? "" : "none";
-    const why = model.get("reason");
-    status.textContent = model.get("message") + (state === "rejected" && why ? ` Reason: ${why}` : "");
-    notice.textContent = model.get("notice");
-    journal.textContent = model.get("journal_error");
+    const left = model.get('preview_omitted');
+    omitted.textContent = left ? `… ${left} more characters left out of this preview` : '';
+    const live = state === 'pending';
+    actions.style.display = live ? '' : 'none';
+    dismiss.style.display = live ? '' : 'none';
+    const why = model.get('reason');
+    status.textContent =
+      model.get('message') + (state === 'rejected' && why ? ` Reason: ${why}` : '');
+    notice.textContent = model.get('notice');
+    journal.textContent = model.get('journal_error');
     tick();
   }
 
   function tick() {
-    const state = model.get("state");
+    const state = model.get('state');
     // Say what the clock counts: the time to answer, then the time to use the approval.
-    const counts = { pending: "answer within", approved: "use within" }[state];
-    clock.textContent = counts ? `${counts} ${timeLeft(model.get("expires_at"))}` : "";
+    const counts = { pending: 'answer within', approved: 'use within' }[state];
+    clock.textContent = counts ? `${counts} ${timeLeft(model.get('expires_at'))}` : '';
     if (inFlight === null) settle(); // the floor's countdown
   }
 
-  model.on("change", sync);
+  model.on('change', sync);
   sync();
   const timer = setInterval(tick, 1000);
   return () => {
     clearInterval(timer);
     clearTimeout(inFlight);
     clearTimeout(opens);
-    model.off("change", sync);
+    model.off('change', sync);
   };
 }
 
