@@ -4,8 +4,8 @@ A tree is listed without following symlinks (a link is shown and fingerprinted a
 text, never as what it points to), in sorted order so the listing and the fingerprint are
 the same on every run. :func:`tree_state` is what an approval of a delete or a move covers:
 every entry's relative path and kind, with each regular file's content (size and sha256).
-:func:`add_listing` lists a tree in a text preview and, given one, as the ``paths`` block of a
-structured preview; :func:`add_tree_counts` gives that preview's headline counts.
+:func:`add_listing` lists a tree as the ``paths`` block of a structured preview (the text
+preview is rendered from it); :func:`add_tree_counts` gives that preview's headline counts.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 from ..core.fingerprint import FileContent
 from .structured import StructuredPreview
-from .text import PreviewText, plural, size_text
+from .text import plural, size_text
 
 
 @dataclass(frozen=True)
@@ -155,36 +155,16 @@ def _detail(entry: Entry) -> str:
     return "special file"
 
 
-def add_listing(
-    preview: PreviewText,
-    entries: list[Entry],
-    indent: str = "  ",
-    structured: StructuredPreview | None = None,
-    title: str | None = None,
-) -> None:
-    """One line per entry below the root, while the preview has room.
-
-    With ``structured``, the same entries also go to a ``paths`` block titled ``title``
-    while that preview has room (a root without entries below adds no block).
-    """
-    block = structured.paths(title) if structured is not None and len(entries) > 1 else None
+def add_listing(structured: StructuredPreview, entries: list[Entry], title: str) -> None:
+    """The entries below the root as a ``paths`` block titled ``title``, while the budget
+    lasts (the rest counted); a root without entries below adds no block."""
     below = entries[1:]
+    if not below:
+        return
+    block = structured.paths(title)
     for index, entry in enumerate(below):
-        text_room = not preview.full
-        kept = block is not None and structured is not None and not structured.full
-        if not (text_room or kept):
-            rest = len(below) - index
-            preview.left_out(rest, "paths")
-            if structured is not None:
-                structured.left_out(rest, "paths")
+        if block is None or structured.full:
+            structured.left_out(len(below) - index, "paths")
             return
-        detail = _detail(entry)
         name = f"{entry.relative}/" if entry.kind == "dir" else entry.relative
-        if text_room:
-            preview.add(f"{indent}{name}  {detail}", "paths")
-        else:
-            preview.left_out(1, "paths")
-        if block is not None and kept:
-            block.add(name, detail)
-        elif structured is not None:
-            structured.left_out(1, "paths")
+        block.add(name, _detail(entry))  # counted by the builder when it does not fit

@@ -2,11 +2,11 @@
 
 :func:`~.line_match.diff_lines` finds the changed blocks; :func:`unified_lines` renders them
 in the format of :func:`difflib.unified_diff` (``---``/``+++`` headers, ``@@`` hunks, 3 lines
-of context), and :func:`add_diff_preview` puts as much as fits into a :class:`PreviewText`,
-always stating how many lines are added and removed. Given a :class:`.StructuredPreview` too,
-it fills that in the same pass: the counts as its headline, then the hunks with the line
-numbers of each side and, in a removed line paired with an added one, the words that differ
-marked (:func:`changed_words`). Only the lines the structured preview keeps are compared.
+of context), and :func:`add_diff` puts the diff into a :class:`.StructuredPreview`: the counts
+as its headline, then the hunks with the line numbers of each side and, in a removed line
+paired with an added one, the words that differ marked (:func:`changed_words`), as far as its
+budget allows. Only the lines it keeps are compared. The text preview is rendered from that
+document (:mod:`.render_text`), in the same unified format.
 """
 
 from __future__ import annotations
@@ -16,14 +16,16 @@ import re
 from collections.abc import Iterator
 
 from .line_match import Block, LineDiff, diff_lines, is_binary, split_lines
+from .render_text import render_text
 from .structured import DiffBlock, StructuredPreview
-from .text import LINE_BUDGET, Deadline, PreviewText, plural
+from .text import LINE_BUDGET, Deadline, PreviewText
 
 __all__ = [
     "CONTEXT",
     "MAX_DIFF_BYTES",
     "Block",
     "LineDiff",
+    "add_diff",
     "add_diff_preview",
     "changed_words",
     "diff_lines",
@@ -124,6 +126,41 @@ def _hunk_lines(diff: LineDiff, group: list[Block], context: int) -> Iterator[st
         yield " " + show_line(old[k])
 
 
+def add_diff(
+    structured: StructuredPreview,
+    old: bytes,
+    new: bytes,
+    fromfile: str,
+    tofile: str,
+    deadline: Deadline | None = None,
+) -> LineDiff:
+    """Diff ``old`` and ``new`` into ``structured``: the counts as its headline, then the hunks
+    while its budget lasts (the rest counted); the text preview is rendered from it."""
+    diff = diff_lines(split_lines(old), split_lines(new), deadline)
+    bound = "" if diff.exact else " (at most)"
+    structured.count(f"lines added{bound}", diff.added, "added")
+    structured.count(f"lines removed{bound}", diff.removed, "removed")
+    if not diff.exact:
+        structured.note(
+            f"The diff was cut off after {deadline.seconds if deadline else 0:g} s: some "
+            "changes are shown as whole blocks replaced, so fewer lines may really change."
+        )
+    if not diff.blocks:
+        return diff
+    block = structured.diff(fromfile, tofile)
+    # Hunks there is no room for, and their lines: counted once at the end.
+    cut_hunks = cut_lines = 0
+    for group in hunks(diff):
+        if block is None or structured.full:
+            cut_hunks += 1
+            cut_lines += _structured_size(diff, group)
+        else:
+            _structured_hunk(structured, block, diff, group, fromfile, tofile)
+    structured.left_out(cut_hunks, "hunks")
+    structured.left_out(cut_lines, "diff lines")
+    return diff
+
+
 def add_diff_preview(
     preview: PreviewText,
     old: bytes,
@@ -133,54 +170,11 @@ def add_diff_preview(
     deadline: Deadline | None = None,
     structured: StructuredPreview | None = None,
 ) -> LineDiff:
-    """Diff ``old`` and ``new`` into ``preview``: counts first, then hunks while they fit.
-
-    With ``structured``, the same counts, hunks and notes go into it too (its own budget);
-    the text is the same either way.
-    """
-    diff = diff_lines(split_lines(old), split_lines(new), deadline)
-    counts = f"+{diff.added:,} -{diff.removed:,} lines"
-    if not diff.exact:
-        counts += " at most"
-    preview.add(f"Changes: {counts} ({plural(len(diff.blocks), 'changed block')})")
-    if structured is not None:
-        bound = "" if diff.exact else " (at most)"
-        structured.count(f"lines added{bound}", diff.added, "added")
-        structured.count(f"lines removed{bound}", diff.removed, "removed")
-    if not diff.exact:
-        note = (
-            f"The diff was cut off after {deadline.seconds if deadline else 0:g} s: some "
-            "changes are shown as whole blocks replaced, so fewer lines may really change."
-        )
-        preview.note(note)
-        if structured is not None:
-            structured.note(note)
-    if not diff.blocks:
-        return diff
-    preview.add(f"--- {fromfile}", "diff lines")
-    preview.add(f"+++ {tofile}", "diff lines")
-    block = structured.diff(fromfile, tofile) if structured is not None else None
-    groups = hunks(diff)
-    # Hunks the structured preview has no room for, and their lines: counted once at the end.
-    cut_hunks = cut_lines = 0
-    for group in groups:
-        size = 0
-        if preview.full:
-            size = hunk_size(diff, group)
-            preview.left_out(size, "diff lines")
-        else:
-            for line in _hunk_lines(diff, group, CONTEXT):
-                preview.add(line, "diff lines")
-        if structured is not None:
-            if block is None or structured.full:
-                cut_hunks += 1
-                # Its lines are the text's, without the @@ header.
-                cut_lines += (size or hunk_size(diff, group)) - 1
-            else:
-                _structured_hunk(structured, block, diff, group, fromfile, tofile)
-    if structured is not None:
-        structured.left_out(cut_hunks, "hunks")
-        structured.left_out(cut_lines, "diff lines")
+    """:func:`add_diff` with its text rendered into ``preview``: kept only for
+    ``benchmarks/bench_diff.py``, which times this call; producers use :func:`add_diff`."""
+    built = structured if structured is not None else StructuredPreview()
+    diff = add_diff(built, old, new, fromfile, tofile, deadline)
+    preview.extend(render_text(built.document(), preview.budget).split("\n"))
     return diff
 
 

@@ -31,6 +31,7 @@ __all__ = [
     "StructuredPreview",
     "clip",
     "fitting",
+    "singular",
 ]
 
 #: JSON characters a structured preview may use; below the store's limit
@@ -125,7 +126,7 @@ class StructuredPreview:
         count = operator.index(count)  # a numpy integer becomes an int the shape allows
         self._used += _ENTRY_COST + len(label)  # always kept, so always charged
         self._headline.append(
-            {"label": label if count != 1 else _singular(label), "count": count, "tone": tone}
+            {"label": label if count != 1 else singular(label), "count": count, "tone": tone}
         )
 
     def _block(self, kind: str, title: str | None, **fields: Any) -> dict[str, Any] | None:
@@ -228,14 +229,15 @@ class StructuredPreview:
             "headline": list(self._headline),
             "blocks": list(self._blocks),
             "left_out": [
-                {"kind": k if c != 1 else _singular(k), "count": c}
+                {"kind": k if c != 1 else singular(k), "count": c}
                 for k, c in self._left_out.items()
             ],
             "notes": list(self._notes),
         }
 
 
-def _singular(label: str) -> str:
+def singular(label: str) -> str:
+    """``label`` with its first plural word made singular (``rows added`` -> ``row added``)."""
     words = label.split(" ")
     for index, word in enumerate(words):
         if len(word) > 2 and word.endswith("s") and not word.endswith("ss"):

@@ -10,14 +10,16 @@ import pytest
 
 from jupyter_approvals.previews import line_match as diff_match
 from jupyter_approvals.previews.line_diff import (
-    add_diff_preview,
+    add_diff,
     diff_lines,
     is_binary,
     show_line,
     split_lines,
     unified_lines,
 )
-from jupyter_approvals.previews.text import PREVIEW_BUDGET, Deadline, PreviewText
+from jupyter_approvals.previews.render_text import render_text
+from jupyter_approvals.previews.structured import StructuredPreview
+from jupyter_approvals.previews.text import PREVIEW_BUDGET, Deadline
 
 HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
@@ -187,10 +189,11 @@ def test_a_passed_deadline_gives_a_coarse_but_correct_diff():
     # Then the blocks still turn old into new, and the diff says it is not exact
     assert apply_blocks(old, new, diff.blocks) == new
     assert diff.exact is False
-    preview = PreviewText()
-    add_diff_preview(preview, b"".join(old), b"".join(new), "a", "b", Deadline(0))
-    assert "at most" in preview.render()
-    assert "cut off after 0 s" in preview.render()
+    structured = StructuredPreview()
+    add_diff(structured, b"".join(old), b"".join(new), "a", "b", Deadline(0))
+    text = render_text(structured.document())
+    assert "at most" in text
+    assert "cut off after 0 s" in text
 
 
 def test_the_preview_states_the_counts_and_stays_in_budget():
@@ -199,12 +202,12 @@ def test_the_preview_states_the_counts_and_stays_in_budget():
     new = b"".join(
         (f"line {n} changed\n" if n % 10 == 0 else f"line {n}\n").encode() for n in range(200_000)
     )
-    preview = PreviewText(PREVIEW_BUDGET - 600)
+    structured = StructuredPreview()
     # When previewed
-    diff = add_diff_preview(preview, old, new, "a", "b", Deadline())
-    text = preview.render()
+    diff = add_diff(structured, old, new, "a", "b", Deadline())
+    text = render_text(structured.document())
     # Then the counts cover everything, the text is bounded and the cut is announced
-    assert "Changes: +20,000 -20,000 lines" in text
+    assert "20,000 lines added, 20,000 lines removed" in text
     assert len(text) <= PREVIEW_BUDGET
     assert re.search(r"… [\d,]+ more diff lines not shown", text)
     shown = text.count("\n-line")

@@ -3,26 +3,25 @@
 from __future__ import annotations
 
 import json
+import re
 
 from jupyter_approvals.core.structured import checked_structured
 from jupyter_approvals.previews.file_tree import Entry, add_listing, add_tree_counts
-from jupyter_approvals.previews.line_diff import add_diff_preview, changed_words
+from jupyter_approvals.previews.line_diff import add_diff, changed_words
+from jupyter_approvals.previews.render_text import render_text
 from jupyter_approvals.previews.structured import STRUCTURED_BUDGET, StructuredPreview
-from jupyter_approvals.previews.text import LINE_BUDGET, PREVIEW_BUDGET, Deadline, PreviewText
+from jupyter_approvals.previews.text import LINE_BUDGET, PREVIEW_BUDGET, Deadline
 
 OLD = b"id,name\n1,ann\n2,bob\n3,cy\n4,dd\n5,e\n6,f\n7,g\n8,h\n9,i\n10,j"
 NEW = b"id,name\n1,ann\n2,bea\n3,cy\n4,dd\n5,e\n6,f\n7,g\n8,h\nnew\n9,i\n10,k"
 
 
-def both(old: bytes, new: bytes, deadline: Deadline | None = None) -> tuple[str, dict, str]:
-    """The text with the structured form built, the structured form, and the text alone."""
-    text_only = PreviewText()
-    add_diff_preview(text_only, old, new, "a (current)", "a (new)", deadline or Deadline())
-    preview, structured = PreviewText(), StructuredPreview()
-    add_diff_preview(
-        preview, old, new, "a (current)", "a (new)", deadline or Deadline(), structured=structured
-    )
-    return preview.render(), structured.document(), text_only.render()
+def both(old: bytes, new: bytes, deadline: Deadline | None = None) -> tuple[str, dict]:
+    """The text rendered from the structured form, and the structured form."""
+    structured = StructuredPreview()
+    add_diff(structured, old, new, "a (current)", "a (new)", deadline or Deadline())
+    document = structured.document()
+    return render_text(document), document
 
 
 def hunk_lines(document: dict) -> list[tuple[str, int | None, int | None, list]]:
@@ -37,7 +36,7 @@ def hunk_lines(document: dict) -> list[tuple[str, int | None, int | None, list]]
 def test_the_counts_come_first_and_each_line_has_both_sides_numbers():
     # Given a file with a changed row, an inserted row and a changed last line
     # When diffed with a structured form
-    text, document, text_alone = both(OLD, NEW)
+    text, document = both(OLD, NEW)
     # Then the headline counts the added and removed lines
     assert document["headline"] == [
         {"label": "lines added", "count": 3, "tone": "added"},
@@ -60,10 +59,10 @@ def test_the_counts_come_first_and_each_line_has_both_sides_numbers():
         "No newline at the end of a (current).",
         "No newline at the end of a (new).",
     ]
-    # And it passes the store's check unchanged, and the text is what it is without it
+    # And it passes the store's check unchanged, and its text is the unified diff
     assert checked_structured(document, 64_000) == json.loads(json.dumps(document))
-    assert text == text_alone
-    assert "-2,bob\n+2,bea" in text
+    assert text.startswith("3 lines added, 2 lines removed\n--- a (current)\n+++ a (new)\n")
+    assert "@@ -1,11 +1,12 @@\n id,name\n 1,ann\n-2,bob\n+2,bea\n" in text
 
 
 def test_hunks_far_apart_start_at_their_own_line_numbers():
@@ -71,13 +70,16 @@ def test_hunks_far_apart_start_at_their_own_line_numbers():
     old = b"".join(f"line {n}\n".encode() for n in range(1, 201))
     new = old.replace(b"line 20\n", b"line 20 changed\n").replace(b"line 150\n", b"")
     # When diffed
-    _, document, _ = both(old, new)
+    text, document = both(old, new)
     # Then each hunk starts 3 lines of context before its change, on each side
     [diff] = document["blocks"]
     assert [(h["old_start"], h["new_start"]) for h in diff["hunks"]] == [(17, 17), (147, 147)]
     removed = [line for line in hunk_lines(document) if line[0] == "removed"]
     assert removed[1] == ("removed", 150, None, [("line 150", False)])
     assert checked_structured(document, 64_000) is not None
+    # And the text's hunk headers are those of a unified diff
+    assert "@@ -17,7 +17,7 @@" in text
+    assert "@@ -147,7 +147,6 @@" in text
 
 
 def test_changed_words_marks_only_what_differs():
@@ -105,16 +107,17 @@ def test_long_lines_are_marked_by_their_middle_run_and_only_their_shown_part_com
     assert changed_words(long_old, long_new)[1] == [("x" * LINE_BUDGET, False), ("y" * 50, True)]
 
 
-def test_a_cut_off_diff_says_so_in_both_forms():
+def test_a_cut_off_diff_says_so_in_the_document_and_its_text():
     # Given a deadline already passed
     old = b"".join(f"{n}\n".encode() for n in range(1_000))
     new = old.replace(b"100\n", b"x\n").replace(b"900\n", b"y\n")
     # When diffed
-    text, document, text_alone = both(old, new, Deadline(0))
-    # Then the counts are labelled as bounds and the note is in the structured form too
+    text, document = both(old, new, Deadline(0))
+    # Then the counts are labelled as bounds, and a note says why, in both forms
     assert document["headline"][0]["label"] == "lines added (at most)"
     assert any("cut off after 0 s" in note for note in document["notes"])
-    assert text == text_alone
+    assert "lines added (at most)" in text
+    assert "cut off after 0 s" in text
 
 
 def test_a_huge_diff_stays_in_budget_and_announces_what_it_left_out():
@@ -123,9 +126,9 @@ def test_a_huge_diff_stays_in_budget_and_announces_what_it_left_out():
     new = b"".join(
         (f"line {n} changed\n" if n % 10 == 0 else f"line {n}\n").encode() for n in range(200_000)
     )
-    preview, structured = PreviewText(PREVIEW_BUDGET - 600), StructuredPreview()
-    # When diffed with a structured form
-    add_diff_preview(preview, old, new, "a", "b", Deadline(), structured=structured)
+    structured = StructuredPreview()
+    # When diffed
+    add_diff(structured, old, new, "a", "b", Deadline())
     document = structured.document()
     # Then its JSON stays within the budget
     checked = checked_structured(document, 64_000)
@@ -141,6 +144,18 @@ def test_a_huge_diff_stays_in_budget_and_announces_what_it_left_out():
     assert len(diff["hunks"]) + left_out["hunks"] == 20_000
     # And the changed words of the shown lines are marked
     assert ("added", None, 11, [("line 10", False), (" changed", True)]) in hunk_lines(document)
+    # And its text is bounded, the counts first, the lines it cannot show counted
+    text = render_text(document)
+    assert len(text) <= PREVIEW_BUDGET
+    assert text.startswith("20,000 lines added, 20,000 lines removed\n--- a\n+++ b\n")
+    [cut] = re.findall(r"… ([\d,]+) more diff lines not shown", text)
+    assert (
+        int(cut.replace(",", ""))
+        + text.count("\n ")
+        + text.count("\n-line")
+        + text.count("\n+line")
+        == total_lines
+    )
 
 
 def test_a_listing_goes_to_a_paths_block_and_its_counts_to_the_headline():
@@ -151,10 +166,9 @@ def test_a_listing_goes_to_a_paths_block_and_its_counts_to_the_headline():
         Entry("sub", "dir", 0),
         Entry("sub/b.csv", "file", 30),
     ]
-    preview, structured, text_only = PreviewText(), StructuredPreview(), PreviewText()
+    structured = StructuredPreview()
     # When listed
-    add_listing(text_only, entries)
-    add_listing(preview, entries, structured=structured, title="Inside")
+    add_listing(structured, entries, "Inside")
     add_tree_counts(structured, entries, "removed", verb="deleted")
     document = structured.document()
     # Then the counts say files, folders and bytes
@@ -169,16 +183,19 @@ def test_a_listing_goes_to_a_paths_block_and_its_counts_to_the_headline():
     assert paths["items"][1] == {"path": "sub/", "detail": "directory"}
     assert paths["items"][2] == {"path": "sub/b.csv", "detail": "30 bytes"}
     assert checked_structured(document, 64_000) is not None
-    assert preview.render() == text_only.render()
+    # And the text lists them under the title, after the counts
+    assert render_text(document) == (
+        "2 files deleted, 1 folder deleted, 42 bytes deleted\n"
+        "Inside:\n  a.csv  12 bytes\n  sub/  directory\n  sub/b.csv  30 bytes"
+    )
 
 
 def test_a_huge_listing_stays_in_budget_and_counts_the_rest():
     # Given 20,000 files
     entries = [Entry(".", "dir", 0), *(Entry(f"f{n:05}.csv", "file", n) for n in range(20_000))]
-    preview, structured, text_only = PreviewText(), StructuredPreview(), PreviewText()
+    structured = StructuredPreview()
     # When listed
-    add_listing(text_only, entries)
-    add_listing(preview, entries, structured=structured)
+    add_listing(structured, entries, "Inside")
     document = structured.document()
     # Then the block keeps what fits and the rest is announced
     [paths] = document["blocks"]
@@ -187,4 +204,8 @@ def test_a_huge_listing_stays_in_budget_and_counts_the_rest():
     assert len(paths["items"]) + left_out["count"] == 20_000
     checked = checked_structured(document, 64_000)
     assert len(json.dumps(checked, ensure_ascii=False, separators=(",", ":"))) <= STRUCTURED_BUDGET
-    assert preview.render() == text_only.render()
+    # And its text keeps what fits in its own budget and counts every other path
+    text = render_text(document)
+    assert len(text) <= PREVIEW_BUDGET
+    [cut] = re.findall(r"… ([\d,]+) more paths not shown", text)
+    assert text.count("\n  f") + int(cut.replace(",", "")) == 20_000

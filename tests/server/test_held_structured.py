@@ -139,7 +139,8 @@ def test_an_agent_delete_counts_and_lists_what_goes(root):
     assert headline(document)["bytes"] == 5
     [paths] = blocks(document, "paths")
     assert [item["path"] for item in paths["items"]] == ["a.csv", "b.csv"]
-    assert write.preview.startswith("Delete out: directory with 2 files")
+    assert write.preview.startswith("2 files, 0 folders, 5 bytes\nchange: Delete\npath: out\n")
+    assert "what: directory with 2 files and 0 directories inside" in write.preview
 
 
 def test_an_agent_rename_names_both_paths(root):

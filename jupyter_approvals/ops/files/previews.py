@@ -1,6 +1,6 @@
 """What the gate reads and shows before a file operation runs: for each of ``write_file``,
 ``delete_path`` and ``move_path``, its subject (the reading of the file system its approval
-covers), its summary line and its preview (text and structured).
+covers), its summary line and its preview (built structured; its text is rendered from it).
 
 A write shows a unified diff against the current content (sizes and sha256 for binary or
 very large content), a delete lists every path it removes, a move names both ends and whether
@@ -24,9 +24,10 @@ from ...previews.file_tree import (
     scan,
     tree_state,
 )
-from ...previews.line_diff import MAX_DIFF_BYTES, add_diff_preview, is_binary
+from ...previews.line_diff import MAX_DIFF_BYTES, add_diff, is_binary
+from ...previews.render_text import preview_of
 from ...previews.structured import Preview, StructuredPreview
-from ...previews.text import Deadline, PreviewText, size_text
+from ...previews.text import Deadline, size_text
 from ..common.files_state import FileState, read_state
 
 # -- write_file -------------------------------------------------------------------------------
@@ -50,26 +51,20 @@ def write_summary(path: str, data: bytes, encoding: str) -> str:
 
 
 def write_preview(path: str, data: bytes, encoding: str) -> Preview:
-    preview = PreviewText()
     structured = StructuredPreview()
     # Peeked, not recalled: the summary reads the same reading (the gate renders it first,
     # and forgets the reading when the call ends).
     state: FileState = peek(("write", path)) or _read_for_write(path)
     exists = state.mode is not None
     verb = "Replace" if exists else "Create"
-    preview.add(f"{verb} {path}")
     before = size_text(state.size) if state.size is not None else "(no file)"
-    preview.add(f"Size: {before} -> {size_text(len(data))}")
     mode = state.mode
-    mode_text = f"{oct(mode)} (kept)" if mode is not None else "new file (umask)"
-    preview.add(f"Mode: {mode_text}")
     facts = [
         ("path:file", path),
         ("change", verb),
         ("size", f"{before} -> {size_text(len(data))}"),
-        ("mode", mode_text),
+        ("mode", f"{oct(mode)} (kept)" if mode is not None else "new file (umask)"),
     ]
-    old_sha = state.sha256[:12] if state.size is not None else "-"
     if (state.data is None and exists) or len(data) > MAX_DIFF_BYTES:
         note = f"Not diffed: content over {size_text(MAX_DIFF_BYTES)}."
     else:
@@ -77,21 +72,17 @@ def write_preview(path: str, data: bytes, encoding: str) -> Preview:
         if not (is_binary(old) or is_binary(data)):
             structured.facts(facts)
             fromfile = f"{path} (current)" if exists else "/dev/null"
-            add_diff_preview(
-                preview, old, data, fromfile, f"{path} (new)", Deadline(), structured=structured
-            )
-            return Preview(preview.render(), structured.document())
+            add_diff(structured, old, data, fromfile, f"{path} (new)", Deadline())
+            return preview_of(structured)
         note = "Binary content (a NUL byte in the first 8 KiB): no line diff shown."
     new_sha = hashlib.sha256(data).hexdigest()
-    preview.add(f"sha256: {old_sha} -> {new_sha[:12]}")
-    preview.note(note)
     if state.size is not None:
         structured.count("bytes before", state.size)
     structured.count("bytes after", len(data), "changed" if exists else "added")
     full_old = state.sha256 if state.size is not None else "-"
     structured.facts([*facts, ("sha256", f"{full_old} -> {new_sha}")])
     structured.note(note)
-    return Preview(preview.render(), structured.document())
+    return preview_of(structured)
 
 
 # -- delete_path ------------------------------------------------------------------------------
@@ -107,18 +98,14 @@ def delete_summary(path: str, recursive: bool) -> str:
 
 
 def delete_preview(path: str, recursive: bool) -> Preview:
-    preview = PreviewText()
     structured = StructuredPreview()
     entries: list[Entry] | None = peek(("delete", path))  # as in write_preview
     if entries is None:
         entries = scan(path)
-    what = describe(entries)
-    preview.add(f"Delete {path}")
-    preview.add(f"What: {what}")
     add_tree_counts(structured, entries, "removed", verb="deleted")
-    structured.facts([("path:delete", path), ("what", what)])
-    add_listing(preview, entries, structured=structured, title="Deleted with it")
-    return Preview(preview.render(), structured.document())
+    structured.facts([("path:delete", path), ("what", describe(entries))])
+    add_listing(structured, entries, "Deleted with it")
+    return preview_of(structured)
 
 
 def delete_subject(path: str, recursive: bool) -> Any:
@@ -146,22 +133,18 @@ def move_summary(source: str, destination: str, overwrite: bool) -> str:
 
 
 def move_preview(source: str, destination: str, overwrite: bool) -> Preview:
-    preview = PreviewText()
     structured = StructuredPreview()
     entries, existing = _move_scans(source, destination)
-    source_what = describe(entries)
-    preview.add(f"Move {source}")
-    preview.add(f"  -> {destination}")
-    preview.add(f"Source: {source_what}")
     add_tree_counts(structured, entries, verb="moved")
-    facts = [("path:source", source), ("path:destination", destination), ("source", source_what)]
+    facts = [
+        ("path:source", source),
+        ("path:destination", destination),
+        ("source", describe(entries)),
+    ]
     if existing:
-        replaced = describe(existing)
-        preview.add(f"Destination exists and will be replaced: {replaced}")
         structured.count("paths replaced", len(existing), "removed")
-        facts.append(("replaces", replaced))
+        facts.append(("replaces", describe(existing)))
     else:
-        preview.add("Destination: does not exist yet")
         facts.append(("destination now", "does not exist yet"))
     same_device = os.lstat(source).st_dev == os.stat(os.path.dirname(destination)).st_dev
     how = (
@@ -169,11 +152,10 @@ def move_preview(source: str, destination: str, overwrite: bool) -> Preview:
         if same_device
         else "copied, then the source removed (another file system)"
     )
-    preview.add(f"How: {how}")
     facts.append(("how", how))
     structured.facts(facts)
-    add_listing(preview, entries, structured=structured, title="Moved with it")
-    return Preview(preview.render(), structured.document())
+    add_listing(structured, entries, "Moved with it")
+    return preview_of(structured)
 
 
 def move_subject(source: str, destination: str, overwrite: bool) -> dict[str, Any]:

@@ -21,10 +21,11 @@ from typing import Any
 from ...core import errors
 from ...core.fingerprint import fingerprint
 from ...previews.file_tree import add_listing, add_tree_counts, describe, scan, tree_state
-from ...previews.line_diff import add_diff_preview, is_binary
+from ...previews.line_diff import add_diff, is_binary
+from ...previews.render_text import preview_of
 from ...previews.source_encoding import misread_encoding
 from ...previews.structured import Preview, StructuredPreview
-from ...previews.text import Deadline, PreviewText, size_text
+from ...previews.text import Deadline, size_text
 from .routes import os_path
 
 #: Held writes are diffed up to this size, above the ready operations' MAX_DIFF_BYTES: the
@@ -41,7 +42,7 @@ class HeldWrite:
     preview: str
     fingerprint: str
     slot: str
-    #: The structured preview (docs/protocol.md 4.1) built beside ``preview``.
+    #: The structured preview (docs/protocol.md 4.1) ``preview`` is rendered from.
     structured: dict[str, Any] | None = None
 
 
@@ -75,8 +76,8 @@ def change_preview(
 
     A line diff from the engine ``ops.write_file`` shows; sizes and a digest for binary
     content or content over :data:`MAX_HELD_DIFF_BYTES` (``old_size`` is the old size then).
-    The structured form, built in the same pass, carries the same facts (and ``facts`` after
-    them), the diff's counts and hunks, or the sizes and the full digest.
+    The preview is built structured (the path, the change, the sizes, then ``facts``; the
+    diff's counts and hunks, or the sizes and the full digest); its text is rendered from it.
 
     Raises APPROVAL_SOURCE_ENCODING when Python would read ``new`` otherwise than it is shown
     (a PEP 263 coding cookie).
@@ -90,38 +91,28 @@ def change_preview(
             path=api_path,
             encoding=encoding,
         )
-    preview = PreviewText()
     structured = StructuredPreview()
     verb = "Create" if old is None else "Replace"
     summary = f"{verb} {api_path} ({size_text(len(new))})"
-    preview.add(f"{verb} {api_path}")
     items = [("path:file", api_path), ("change", verb)]
     if old is not None:
-        sizes = f"{size_text(old_size)} -> {size_text(len(new))}"
-        preview.add(f"Size: {sizes}")
-        items.append(("size", sizes))
+        items.append(("size", f"{size_text(old_size)} -> {size_text(len(new))}"))
         if old_size > MAX_HELD_DIFF_BYTES or len(new) > MAX_HELD_DIFF_BYTES:
             note = f"Not diffed: content over {size_text(MAX_HELD_DIFF_BYTES)}."
-            preview.note(note)
             _undiffed(structured, old_size, new, [*items, *facts], note, digest=False)
-            return summary, Preview(preview.render(), structured.document())
+            return summary, preview_of(structured)
     else:
         items.append(("size", size_text(len(new))))
     before = old or b""
     if is_binary(before) or is_binary(new):
-        digest = hashlib.sha256(new).hexdigest()
-        preview.add(f"sha256: -> {digest[:12]}")
         note = "Binary content (a NUL byte in the first 8 KiB): no line diff shown."
-        preview.note(note)
         size = old_size if old is not None else None
         _undiffed(structured, size, new, [*items, *facts], note, digest=True)
-        return summary, Preview(preview.render(), structured.document())
+        return summary, preview_of(structured)
     structured.facts([*items, *facts])
     fromfile = f"{api_path} ({where})" if old is not None else "/dev/null"
-    add_diff_preview(
-        preview, before, new, fromfile, f"{api_path} (new)", Deadline(), structured=structured
-    )
-    return summary, Preview(preview.render(), structured.document())
+    add_diff(structured, before, new, fromfile, f"{api_path} (new)", Deadline())
+    return summary, preview_of(structured)
 
 
 def _undiffed(
@@ -151,14 +142,13 @@ def _tree_preview(
     tone: str = "neutral",
 ) -> tuple[str, Preview]:
     entries = scan(os.fspath(target))
-    what = describe(entries)
-    preview = PreviewText()
-    preview.add(f"{verb} {api_path}{extra}: {what}")
     structured = StructuredPreview()
     add_tree_counts(structured, entries, tone)
-    structured.facts([("change", verb), ("path:path", api_path), *facts, ("what", what)])
-    add_listing(preview, entries, structured=structured, title="Inside")
-    return f"{verb} {api_path}{extra}", Preview(preview.render(), structured.document())
+    structured.facts(
+        [("change", verb), ("path:path", api_path), *facts, ("what", describe(entries))]
+    )
+    add_listing(structured, entries, "Inside")
+    return f"{verb} {api_path}{extra}", preview_of(structured)
 
 
 def _held(
@@ -197,12 +187,10 @@ def held_file_write(
 
 def held_new_folder(api_path: str, root: Path, agent: str) -> HeldWrite:
     """Creating the folder ``api_path``."""
-    preview = PreviewText()
-    preview.add(f"Create the folder {api_path}")
     structured = StructuredPreview()
     structured.count("folders created", 1, "added")
     structured.facts([("change", "Create folder"), ("path:path", api_path)])
-    shown = Preview(preview.render(), structured.document())
+    shown = preview_of(structured)
     request = {"op": "mkdir", "path": api_path}
     state = {"target": _state(os_path(root, api_path))}
     return _held("file.mkdir", f"Create the folder {api_path}", shown, agent, request, state)

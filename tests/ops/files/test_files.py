@@ -38,10 +38,10 @@ def test_write_shows_a_diff_then_replaces_the_file_keeping_its_mode(session, csv
     # Then the card names the file, the sizes and the exact change
     assert info.action == "file.write"
     assert info.summary == f"Replace {csv} (25 bytes)"
-    assert f"Replace {csv}" in info.preview
-    assert "Size: 25 bytes -> 25 bytes" in info.preview
-    assert "Mode: 0o640 (kept)" in info.preview
-    assert "Changes: +1 -1 lines" in info.preview
+    assert f"file: {csv}\nchange: Replace\n" in info.preview
+    assert "size: 25 bytes -> 25 bytes" in info.preview
+    assert "mode: 0o640 (kept)" in info.preview
+    assert info.preview.startswith("1 line added, 1 line removed\n")
     assert "-2,bob\n+2,bea" in info.preview
     # And once approved, calling again writes it, keeping the file's mode
     assert write_file(str(csv), new) == 25
@@ -57,7 +57,7 @@ def test_write_of_a_new_file_shows_all_lines_added(session, tmp_path):
     assert info.summary.startswith("Create ")
     assert "--- /dev/null" in info.preview
     assert "+a\n+b" in info.preview
-    assert "Mode: new file (umask)" in info.preview
+    assert "mode: new file (umask)" in info.preview
     write_file(target, b"a\nb\n")
     assert target.read_bytes() == b"a\nb\n"
 
@@ -105,7 +105,7 @@ def test_the_preview_of_a_huge_rewrite_stays_bounded(session, tmp_path):
     info = request_of(session, ask(lambda: write_file(target, new)))
     # Then the preview is within budget, with all counts and the cut announced
     assert len(info.preview) <= PREVIEW_BUDGET
-    assert "Changes: +300,000 -300,000 lines" in info.preview
+    assert info.preview.startswith("300,000 lines added, 300,000 lines removed\n")
     assert "more diff lines not shown" in info.preview
 
 
@@ -290,8 +290,8 @@ def test_move_renames_and_says_what_it_replaces(session, csv):
     info = approve(session, lambda: move_path(csv, destination, overwrite=True))
     # Then the card names both ends and what is replaced
     assert info.summary == f"Move {csv} -> {destination} (replacing it)"
-    assert "Source: file, 25 bytes" in info.preview
-    assert "Destination exists and will be replaced: file, 4 bytes" in info.preview
+    assert "source: file, 25 bytes" in info.preview
+    assert "replaces: file, 4 bytes" in info.preview
     assert "renamed in one step" in info.preview
     move_path(csv, destination, overwrite=True)
     assert not csv.exists()

@@ -26,7 +26,7 @@ def test_the_write_preview_shows_the_content_that_was_fingerprinted(session, csv
     # When its write is asked for
     info = approve(session, lambda: write_file(csv, "id,name\n1,ann\n"))
     # Then the card shows the diff against the content read for the fingerprint
-    assert "Size: 20 bytes -> 14 bytes" in info.preview
+    assert "size: 20 bytes -> 14 bytes" in info.preview
     assert "-2,bob" in info.preview
     assert "changed in between" not in info.preview
     # And the approved call refuses, since the file is not what the card showed
@@ -59,7 +59,7 @@ def test_the_move_preview_shows_the_destination_that_was_fingerprinted(session, 
     # When the move is asked for (overwrite allowed)
     info = request_of(session, ask(lambda: move_path(csv, destination, overwrite=True)))
     # Then the card says the destination does not exist, as fingerprinted
-    assert "Destination: does not exist yet" in info.preview
+    assert "destination now: does not exist yet" in info.preview
     assert "(replacing it)" not in info.summary
 
 

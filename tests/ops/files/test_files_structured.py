@@ -1,4 +1,4 @@
-"""The structured previews of write_file, delete_path and move_path, beside their text."""
+"""The structured previews of write_file, delete_path and move_path, and the text from them."""
 
 from __future__ import annotations
 
@@ -62,10 +62,10 @@ def test_a_write_shows_counts_facts_then_the_diff_with_changed_words(session, cs
     removed, added = (line for line in hunk["lines"] if line["op"] != "context")
     assert (removed["old"], added["new"]) == (3, 3)
     assert added["parts"] == [{"text": "2,", "changed": False}, {"text": "bea", "changed": True}]
-    # And the text preview is what it always was
+    # And the text preview is rendered from it: the counts, the facts, the unified diff
     assert info.preview == (
-        f"Replace {csv}\nSize: 25 bytes -> 25 bytes\nMode: 0o640 (kept)\n"
-        "Changes: +1 -1 lines (1 changed block)\n"
+        f"1 line added, 1 line removed\nfile: {csv}\nchange: Replace\n"
+        "size: 25 bytes -> 25 bytes\nmode: 0o640 (kept)\n"
         f"--- {csv} (current)\n+++ {csv} (new)\n"
         "@@ -1,4 +1,4 @@\n id,name\n 1,ann\n-2,bob\n+2,bea\n 3,cy"
     )
@@ -84,7 +84,7 @@ def test_a_binary_write_shows_sizes_and_the_full_digests(session, csv):
     assert document["notes"] == [
         "Binary content (a NUL byte in the first 8 KiB): no line diff shown."
     ]
-    assert f"sha256: {old_sha[:12]} -> " in info.preview
+    assert f"sha256: {old_sha} -> {hashlib.sha256(data).hexdigest()}\n" in info.preview
 
 
 def test_a_new_file_is_all_lines_added(session, tmp_path):
@@ -146,7 +146,7 @@ def test_a_move_names_both_ends_and_what_it_replaces(session, csv):
     assert headline(document)["file moved"] == (1, "neutral")
     # And the summary and the text agree with it
     assert "(replacing it)" in info.summary
-    assert "Destination exists and will be replaced: file, 4 bytes" in info.preview
+    assert "replaces: file, 4 bytes" in info.preview
 
 
 def test_a_huge_delete_keeps_the_budget_and_counts_the_paths_left_out(session, tmp_path):
