@@ -36,6 +36,13 @@ class ApprovalError(Exception):
         details beside them (docs/protocol.md 6)."""
         return {**self.details, "ok": False, "code": self.code, "message": self.message}
 
+    @property
+    def retry_after_s(self) -> float | None:
+        """Seconds after which the same request may succeed (``details["retry_after_s"]``,
+        answered as HTTP ``Retry-After`` too), or None when waiting would not help."""
+        value = self.details.get("retry_after_s")
+        return float(value) if isinstance(value, int | float) else None
+
 
 class ApprovalEnded(ApprovalError):
     """The request ended without an approval that can be used: nothing ran, call again to ask."""
@@ -317,7 +324,7 @@ class ApprovalAgentOverLimit(ApprovalRefused):
 
     def __init__(self, message: str, **details: Any) -> None:
         super().__init__(message, **details)
-        if "retry_after" in details:
+        if "retry_after_s" in details:
             self.http_status = 429  # too fast, rather than too big
 
 

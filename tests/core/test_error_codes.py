@@ -102,7 +102,7 @@ def test_an_agent_over_its_rate_gets_429_and_over_its_size_413():
     from jupyter_approvals.core import errors
 
     # Given the two ways past an agent's limits
-    too_fast = errors.ApprovalAgentOverLimit("too fast", retry_after=2.0)
+    too_fast = errors.ApprovalAgentOverLimit("too fast", retry_after_s=2.0)
     too_big = errors.ApprovalAgentOverLimit("too big", limit=10)
     # Then each has its own status
     assert (too_fast.http_status, too_big.http_status) == (429, 413)

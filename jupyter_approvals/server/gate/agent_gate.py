@@ -81,8 +81,6 @@ class AgentGate:
             self.limits.take(agent)
         except errors.ApprovalAgentOverLimit as exc:
             self.log.warning("jupyter-approvals refused agent %s: %s", agent, exc.message)
-            if "retry_after" in exc.details:
-                handler.set_header("Retry-After", str(max(1, round(exc.details["retry_after"]))))
             refuse(handler, exc)
         try:
             routes.check_route(handler)

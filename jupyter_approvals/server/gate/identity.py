@@ -11,7 +11,6 @@ jupyter_server created (of whatever class it chose) get agent-aware methods.
 from __future__ import annotations
 
 import inspect
-import json
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -20,6 +19,7 @@ from jupyter_server.auth.identity import IdentityProvider, User
 from tornado import web
 
 from ...core import errors
+from ..api import coded_error_body
 
 #: Key of the :class:`~.agent_gate.AgentGate` in the web application's settings.
 GATE_SETTING = "jupyter_approvals.agent_gate"
@@ -63,10 +63,7 @@ def is_agent(user: object) -> bool:
 def refuse(handler: web.RequestHandler, error: errors.ApprovalError) -> NoReturn:
     """End ``handler``'s request now with a coded JSON error and its status (works from
     ``prepare``, in any handler, upstream ones included)."""
-    handler.clear_header("Set-Cookie")
-    handler.set_status(error.http_status)
-    handler.set_header("Content-Type", "application/json")
-    raise web.Finish(json.dumps(error.to_response()))
+    raise web.Finish(coded_error_body(handler, error))
 
 
 async def _agent_aware_get_user(

@@ -67,6 +67,6 @@ class AgentLimits:
                 f"({self.per_second * 60:g} a minute, ApprovalsServer.agent_requests_per_minute). "
                 f"Nothing was done. Wait {wait:.1f} s and send it again.",
                 agent=agent,
-                retry_after=round(wait, 1),
+                retry_after_s=round(wait, 1),
             )
         bucket.tokens -= 1.0

@@ -3,7 +3,8 @@
 Every verb is ``@web.authenticated`` then ``@authorized`` with the resource ``approvals``.
 ``APIHandler`` refuses, for cookie sessions, foreign origins and POSTs without the XSRF token;
 the decision handler also refuses a foreign ``Origin`` when a token is used.
-Handlers get what they need from the extension's settings, set up in ``app.py``.
+Each handler gets the extension's collaborators as one typed :class:`.parts.RestParts`, its
+``initialize()`` keyword argument (``app.py`` makes it).
 """
 
 from __future__ import annotations
@@ -24,45 +25,44 @@ from tornado import web
 from ...core import errors
 from ...core.decision import check_decision
 from ...core.policy import Limits
-from ...doctor.report import Check
-from ..api import API_PREFIX
-from ..gate.identity import GATE_SETTING, is_agent
+from ..api import API_PREFIX, coded_error_body
+from ..gate.agent_gate import AgentGate
+from ..gate.identity import is_agent
 from ..gate.in_force import gate_checks
 from ..mirror import sessions
-from ..mirror.kernels import (
-    LINKS_SETTING,
-    KernelLinks,
-)
-from .pending_rows import PendingRows
+from ..mirror.journal_checks import kernel_journals_check
+from ..mirror.kernels import KernelLinks
+from .parts import RestParts
 
 AUTH_RESOURCE = "approvals"
-#: Where the web app's settings keep the rendered rows of the pending list.
-PENDING_ROWS_SETTING = "jupyter_approvals.pending_rows"
-#: Path of the API below the server's base URL, as items' ``decide_url`` name it.
+#: Largest decision body taken, in bytes (a decision is a verdict, a fingerprint and a reason).
 MAX_BODY_BYTES = 16 * 1024
 
 
 class ApprovalsHandler(APIHandler):
-    """Shared plumbing: JSON answers and coded errors."""
+    """Shared plumbing: the extension's parts, JSON answers and coded errors."""
 
     auth_resource = AUTH_RESOURCE
+
+    def initialize(self, parts: RestParts) -> None:
+        """Keep the extension's collaborators (given by the route, ``app.py``)."""
+        self.parts = parts
 
     @property
     def links(self) -> KernelLinks:
         """The server's connections to its kernels."""
-        links: KernelLinks = self.settings[LINKS_SETTING]
-        return links
+        return self.parts.links
+
+    @property
+    def gate(self) -> AgentGate:
+        """The agent gate (:mod:`..gate.agent_gate`)."""
+        return self.parts.gate
 
     def reply(self, body: dict[str, Any], status: int = 200) -> None:
         """Finish with a JSON body."""
         self.set_status(status)
         self.set_header("Content-Type", "application/json")
         self.finish(json.dumps(body))
-
-    @property
-    def gate(self) -> Any:
-        """The agent gate (server/agent_gate.py)."""
-        return self.settings[GATE_SETTING]
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         """Answer a coded error a handler raised with its status and body (every route of
@@ -72,13 +72,7 @@ class ApprovalsHandler(APIHandler):
         if not isinstance(error, errors.ApprovalError):
             super().write_error(status_code, **kwargs)
             return
-        self.clear_header("Set-Cookie")
-        self.set_status(error.http_status)
-        self.set_header("Content-Type", "application/json")
-        retry_after = error.details.get("retry_after_s")
-        if isinstance(retry_after, int | float):
-            self.set_header("Retry-After", str(max(1, round(retry_after))))
-        self.finish(json.dumps(error.to_response()))
+        self.finish(coded_error_body(self, error))
 
     def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
         """A coded refusal is an answer, not a server failure: one line, no traceback."""
@@ -152,7 +146,7 @@ class PendingHandler(ApprovalsHandler):
         receiving them starts their reading floor.
         """
         self.check_not_agent()
-        manager = self.settings["session_manager"]
+        manager = self.parts.serverapp.session_manager
         notebooks: dict[str, str | None] = {}  # one session lookup per kernel and request
 
         def notebook_of(kernel_id: str) -> str | None:
@@ -160,7 +154,7 @@ class PendingHandler(ApprovalsHandler):
                 notebooks[kernel_id] = sessions.notebook_of_kernel(manager, kernel_id)
             return notebooks[kernel_id]
 
-        root = Path(self.settings["server_root_dir"]).expanduser().resolve()
+        root = self.parts.server_root
 
         def decorate(item: dict[str, Any]) -> None:
             path = item.get("notebook_path") or notebook_of(str(item.get("kernel_id")))
@@ -174,9 +168,8 @@ class PendingHandler(ApprovalsHandler):
         listing["last_decision"] = max(latest, key=lambda d: str(d["decided_at"]), default=None)
         keyed = [((*row.key, notebook_of(str(row.key[0]))), row) for row in rows]
         held = self.gate.hold.listing(shown=True)
-        rendered: PendingRows = self.settings[PENDING_ROWS_SETTING]
         self.set_header("Content-Type", "application/json")
-        self.finish(rendered.body(held, keyed, listing, decorate))
+        self.finish(self.parts.pending_rows.body(held, keyed, listing, decorate))
 
 
 class DoctorHandler(ApprovalsHandler):
@@ -188,39 +181,13 @@ class DoctorHandler(ApprovalsHandler):
         """Run the installation checks for the server root's project."""
         from ...doctor import run_checks
 
-        root = Path(self.settings["server_root_dir"]).expanduser().resolve()
         # The checks read files and import modules: keep them off the server's event loop.
-        report = await asyncio.to_thread(run_checks, root)
+        report = await asyncio.to_thread(run_checks, self.parts.server_root)
         listing = await self.links.list_all()
-        problems = listing["journal_errors"]
-        elsewhere = [e for e in problems if e.get("elsewhere")]
-        fixes = []
-        if elsewhere:
-            fixes.append(
-                "Do not set JUPYTER_APPROVALS_STATE_DIR in a notebook; set it for the server "
-                "and its kernels alike, then restart those kernels."
-            )
-        if len(elsewhere) < len(problems):
-            fixes.append(
-                "Free space on the state directory's disk (or lift the file size limit) so "
-                "the failing journal can be written again; decisions are not changed by it."
-            )
-        kernel_journals = Check(
-            "kernel_journals",
-            not problems,
-            "; ".join(f"kernel {e['kernel_id'][:8]}: {e['error']}" for e in problems)
-            if problems
-            else "every kernel known to the server writes its journal where this server reads it",
-            fix=" ".join(fixes) or None,
-            info={
-                "elsewhere": [e["elsewhere"] for e in elsewhere],
-                "failing": [e["kernel_id"] for e in problems if not e.get("elsewhere")],
-            },
-        )
         checks = [
             *report.checks,
-            *gate_checks(self.settings["serverapp"], self.gate),
-            kernel_journals,
+            *gate_checks(self.parts.serverapp, self.gate),
+            kernel_journals_check(listing["journal_errors"]),
         ]
         self.reply(dataclasses.replace(report, checks=checks).to_dict())
 

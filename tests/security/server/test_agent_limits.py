@@ -32,7 +32,7 @@ def test_a_burst_is_taken_then_refused_with_the_wait_and_refilled_over_time():
     with pytest.raises(errors.ApprovalAgentOverLimit) as over:
         limits.take("bot")
     # Then it is refused with how long to wait, and another agent is not affected
-    assert over.value.details["retry_after"] == 1.0
+    assert over.value.details["retry_after_s"] == 1.0
     limits.take("other")
     # And a second later one more is taken
     clock.now += 1.0
