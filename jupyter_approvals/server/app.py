@@ -38,21 +38,19 @@ from .gate.limits import AgentLimits
 from .gate.notebook_trust import never_sign_for_agents
 from .gate.pause import reject_in_kernels
 from .mirror import sessions
-from .mirror.journals import JOURNALS_SETTING, ServerJournals
-from .mirror.kernels import KERNEL_ACTIONS_EVENT, LINKS_SETTING, KernelLinks
+from .mirror.journals import ServerJournals
+from .mirror.kernels import KERNEL_ACTIONS_EVENT, KernelLinks
 from .rest.agent_handlers import AgentPauseHandler, AgentsHandler
-from .rest.decision_handlers import REFUSALS_SETTING, DecisionHandler, HeldDecisionHandler
-from .rest.handlers import (
-    PENDING_ROWS_SETTING,
-    DoctorHandler,
-    PendingHandler,
-)
+from .rest.decision_handlers import DecisionHandler, HeldDecisionHandler
+from .rest.handlers import DoctorHandler, PendingHandler
 from .rest.journal_handler import JournalHandler
+from .rest.parts import RestParts
 from .rest.pending_rows import PendingRows
 from .rest.refusals import RestRefusals
 
 API = API_PREFIX
-#: Every route of this extension: URL pattern (below the base URL) and handler.
+#: Every route of this extension: URL pattern (below the base URL) and handler; each handler
+#: gets the extension's :class:`.rest.parts.RestParts` when it is registered.
 ROUTES: list[tuple[str, type[Any]]] = [
     (rf"/{API}/pending", PendingHandler),
     (rf"/{API}/pending/([^/]+)/([^/]+)", DecisionHandler),
@@ -114,6 +112,9 @@ class ApprovalsServer(ExtensionApp):
         ),
     ).tag(config=True)
 
+    #: What the handlers share, made when the extension loads.
+    parts: RestParts
+
     # -- load ---------------------------------------------------------------------------
 
     def initialize_settings(self) -> None:
@@ -139,15 +140,11 @@ class ApprovalsServer(ExtensionApp):
                 serverapp.session_manager, kernel_id
             ),
         )
-        self.settings[LINKS_SETTING] = links
-        self.settings[PENDING_ROWS_SETTING] = PendingRows()
         if serverapp.event_logger is not None:
             serverapp.event_logger.add_listener(
                 schema_id=KERNEL_ACTIONS_EVENT, listener=links.on_kernel_action
             )
         journals = ServerJournals(lambda: state_dir, root)
-        self.settings[JOURNALS_SETTING] = journals
-        self.settings[REFUSALS_SETTING] = RestRefusals(journals)
         hold = AgentHold(limits, journals)
         gate = AgentGate(
             AgentRegistry(registry_path(state_dir)),
@@ -159,7 +156,17 @@ class ApprovalsServer(ExtensionApp):
             log=self.log,
             limits=AgentLimits(self.agent_max_body_bytes, self.agent_requests_per_minute),
         )
+        # Upstream handlers (the kernel websocket, the identity provider's callers) reach
+        # the gate only through the web app's settings.
         self.settings[GATE_SETTING] = gate
+        self.parts = RestParts(
+            links=links,
+            gate=gate,
+            refusals=RestRefusals(journals),
+            pending_rows=PendingRows(),
+            server_root=root,
+            serverapp=serverapp,
+        )
         make_agent_aware(serverapp.identity_provider)
         narrow_for_agents(serverapp.authorizer)
         ContentsHold(hold, root, lambda: self._secret_dirs(state_dir), self.log).install(
@@ -211,14 +218,11 @@ class ApprovalsServer(ExtensionApp):
                 "authorizer was replaced by another extension; the agent gate was wrapped around "
                 "it again."
             )
-        links: KernelLinks = self.settings[LINKS_SETTING]
+        links = self.parts.links
         links.sync()
         links.refresh_soon()
-        gate: AgentGate = self.settings[GATE_SETTING]
-        for agent in gate.sweep():  # paused from the CLI
-            task = asyncio.ensure_future(
-                reject_in_kernels(self.settings[LINKS_SETTING], agent, None, channel="server")
-            )
+        for agent in self.parts.gate.sweep():  # paused from the CLI
+            task = asyncio.ensure_future(reject_in_kernels(links, agent, None, channel="server"))
             self._pausing.add(task)
             task.add_done_callback(self._pausing.discard)
 
@@ -233,15 +237,18 @@ class ApprovalsServer(ExtensionApp):
 
     def initialize_handlers(self) -> None:
         """Register the REST endpoints of docs/protocol.md section 6."""
-        self.handlers.extend(ROUTES)
+        self.handlers.extend(
+            (pattern, handler, {"parts": self.parts}) for pattern, handler in ROUTES
+        )
 
     async def stop_extension(self) -> None:
         """Disconnect from the kernels and stop the sweep."""
         sweeper = getattr(self, "_sweeper", None)
         if sweeper is not None:
             sweeper.stop()
-        links = self.settings.get(LINKS_SETTING)
-        if links is not None:
+        parts: RestParts | None = getattr(self, "parts", None)
+        if parts is not None:
+            links = parts.links
             serverapp = self.serverapp
             if serverapp is not None and serverapp.event_logger is not None:
                 serverapp.event_logger.remove_listener(

@@ -27,6 +27,13 @@ def jp_server_config():
     )
 
 
+@pytest.fixture
+def approvals(jp_serverapp):
+    """The loaded extension (``ApprovalsServer``): its ``parts`` are what the handlers use."""
+    point = jp_serverapp.extension_manager.extension_points["jupyter_approvals"]
+    return point.app
+
+
 @pytest.fixture(autouse=True)
 def _state_dir(tmp_path: Path, monkeypatch) -> Path:
     state = tmp_path / "approvals-state"

@@ -11,7 +11,7 @@ import pytest
 from tornado.httpclient import HTTPClientError
 
 from jupyter_approvals.core.agents import AgentRegistry, registry_path
-from jupyter_approvals.core.journal.writer import read_entries
+from jupyter_approvals.core.journal.reader import read_entries
 from jupyter_approvals.core.project import journal_path
 
 from .agent_client import KernelSocket, add_agent, call
@@ -461,11 +461,10 @@ async def test_an_agent_cannot_take_over_a_persons_kernel_connection(
 
 
 async def test_the_kernels_output_for_approved_code_is_remembered_for_its_room_writes(
-    jp_fetch, jp_serverapp, kernels, open_socket
+    jp_fetch, approvals, kernels, open_socket
 ):
     # Given approved agent code that displays HTML
     from jupyter_approvals.server.gate.approved_outputs import data_key
-    from jupyter_approvals.server.gate.identity import GATE_SETTING
 
     kernel = await kernels()
     agent = await open_socket(kernel.id)
@@ -478,6 +477,6 @@ async def test_the_kernels_output_for_approved_code_is_remembered_for_its_room_w
     result = await agent.execute(code)
     [shown] = [m["content"]["data"] for m in result["messages"] if m["msg_type"] == "display_data"]
     # Then the gate remembers exactly that output as one the agent may write into a trusted cell
-    gate = jp_serverapp.web_app.settings[GATE_SETTING]
+    gate = approvals.parts.gate
     assert gate.kernel_screen.approved_outputs.of("bot") == {data_key(shown)}
     assert shown["text/html"] == "<b>approved</b>"

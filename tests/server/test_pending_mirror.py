@@ -112,15 +112,15 @@ def count_questions(link, monkeypatch) -> list[str]:
 
 
 async def test_the_list_answers_from_memory_after_the_first_contact(
-    jp_fetch, jp_serverapp, kernels, monkeypatch
+    jp_fetch, approvals, kernels, monkeypatch
 ):
     # Given a kernel the server has listed once
     kernel = await kernels()
     await kernel.run(SETUP)
     await kernel.pending_call("save('x', 'x.txt')")
     await get_json(jp_fetch, "pending")
-    links = jp_serverapp.web_app.settings["jupyter_approvals.links"]
-    sent = count_questions(links._links[kernel.id], monkeypatch)
+    links = approvals.parts.links
+    sent = count_questions(links.link_of(kernel.id), monkeypatch)
     # When the sidebar polls again, and a second request appears meanwhile
     await get_json(jp_fetch, "pending")
     await kernel.pending_call("save('y', 'y.txt')")
@@ -131,15 +131,15 @@ async def test_the_list_answers_from_memory_after_the_first_contact(
 
 
 async def test_a_busy_kernel_never_heard_from_is_named_unanswered_not_asked(
-    jp_fetch, jp_serverapp, kernels, monkeypatch
+    jp_fetch, approvals, kernels, monkeypatch
 ):
     # Given a kernel busy in a long cell, whose link knows nothing of it (as after a restart)
     kernel = await kernels()
     running = kernel.client.execute("import time; time.sleep(3)")
     await asyncio.sleep(0.5)
-    links = jp_serverapp.web_app.settings["jupyter_approvals.links"]
+    links = approvals.parts.links
     links.kernel_restarted(kernel.id)
-    sent = count_questions(links._links[kernel.id], monkeypatch)
+    sent = count_questions(links.link_of(kernel.id), monkeypatch)
     # When the sidebar lists
     listing = await get_json(jp_fetch, "pending")
     # Then the kernel is named as unanswered, and nothing was sent to wait in its queue
@@ -198,7 +198,7 @@ async def test_what_one_kernel_publishes_cannot_break_the_list_of_the_others(jp_
 
 
 async def test_an_idle_kernel_is_asked_again_after_activity_of_its_own_only(
-    jp_fetch, jp_serverapp, kernels, monkeypatch
+    jp_fetch, approvals, kernels, monkeypatch
 ):
     # Given a kernel the server knows, whose last listing is older than the relist interval
     import jupyter_approvals.server.mirror.kernels as server_kernels
@@ -207,8 +207,8 @@ async def test_an_idle_kernel_is_asked_again_after_activity_of_its_own_only(
     await kernel.run(SETUP)
     await kernel.pending_call("save('x', 'x.txt')")
     await get_json(jp_fetch, "pending")
-    links = jp_serverapp.web_app.settings["jupyter_approvals.links"]
-    sent = count_questions(links._links[kernel.id], monkeypatch)
+    links = approvals.parts.links
+    sent = count_questions(links.link_of(kernel.id), monkeypatch)
     monkeypatch.setattr(server_kernels, "RELIST_AFTER_S", 0.0)
     # When the sidebar lists while the kernel did nothing since
     await get_json(jp_fetch, "pending")
@@ -222,7 +222,7 @@ async def test_an_idle_kernel_is_asked_again_after_activity_of_its_own_only(
 
 
 async def test_the_kernel_must_read_a_decision_before_the_server_stops_waiting(
-    jp_fetch, jp_serverapp, kernels, monkeypatch
+    jp_fetch, approvals, kernels, monkeypatch
 ):
     # Given a pending request, and the message the server sends the kernel recorded
     from datetime import datetime, timezone
@@ -230,7 +230,7 @@ async def test_the_kernel_must_read_a_decision_before_the_server_stops_waiting(
     kernel = await kernels()
     await kernel.run(SETUP)
     pending = await kernel.pending_call("save('x', 'x.txt')")
-    links = jp_serverapp.web_app.settings["jupyter_approvals.links"]
+    links = approvals.parts.links
     sent: list[dict] = []
     original = links.ask
 

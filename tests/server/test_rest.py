@@ -349,14 +349,14 @@ async def test_a_busy_kernel_keeps_its_rows_and_a_decision_is_told_to_retry(
 
 
 async def test_a_decision_the_kernel_reads_too_late_is_never_applied(
-    jp_fetch, jp_serverapp, kernels, monkeypatch
+    jp_fetch, approvals, kernels, monkeypatch
 ):
     # Given a pending call in a kernel that turns busy right after the server sent a decision
     kernel = await kernels()
     await kernel.run(SETUP)
     pending = await kernel.pending_call("save('data', 'late.txt')")
     await asyncio.sleep(HUMAN_PAUSE_S)
-    links = jp_serverapp.web_app.settings["jupyter_approvals.links"]
+    links = approvals.parts.links
     monkeypatch.setattr(links, "timeout", 0.5)
     busy = kernel.client.execute("import time; time.sleep(2)")
     # The race: the server has not yet seen the cell start when it sends the decision.

@@ -9,7 +9,8 @@ as the reason.
 
 from __future__ import annotations
 
-from ..mirror.kernels import KernelBusy, KernelLinks, KernelUnavailable, NoApprovals
+from ..mirror.kernel_link import KernelBusy, KernelUnavailable, NoApprovals
+from ..mirror.kernels import KernelLinks
 
 
 def pause_reason(agent: str, by: str | None) -> str:

@@ -15,9 +15,6 @@ from ...core import errors
 from ...core.journal.writer import Journal
 from ...core.project import ensure_outside_project, project_root_for
 
-#: Where the web app's settings keep the server's :class:`ServerJournals`.
-JOURNALS_SETTING = "jupyter_approvals.journals"
-
 
 class ServerJournals:
     """Finds a line's project and appends it to that project's journal."""

@@ -27,22 +27,9 @@ from .kernel_link import (
     KernelUnavailable,
     NoApprovals,
     NotListed,
-    Unanswered,
     async_client,
 )
 
-__all__ = [
-    "LINKS_SETTING",
-    "KernelBusy",
-    "KernelLinks",
-    "KernelUnavailable",
-    "NoApprovals",
-    "NotListed",
-    "Unanswered",
-]
-
-#: Where the web app's settings keep the server's :class:`KernelLinks`.
-LINKS_SETTING = "jupyter_approvals.links"
 #: The jupyter_server event telling that a kernel started, restarted or was shut down.
 KERNEL_ACTIONS_EVENT = "https://events.jupyter.org/jupyter_server/kernel_actions/v1"
 #: An idle kernel not heard from for this many seconds is asked for its list again.
@@ -124,6 +111,10 @@ class KernelLinks:
         if data.get("action") == "restart":
             self.kernel_restarted(kernel_id)
         self.sync()
+
+    def link_of(self, kernel_id: str) -> KernelLink | None:
+        """The link to kernel ``kernel_id``, if the server has one."""
+        return self._links.get(kernel_id)
 
     def busy(self, kernel_id: str) -> bool:
         """Whether the kernel runs a cell now: jupyter_server's record of its state says

@@ -15,19 +15,15 @@ from tornado import web
 
 from ...core import errors
 from ..gate.identity import is_agent, username_of
-from ..mirror.kernels import (
-    RETRY_AFTER_S,
+from ..mirror.kernel_link import (
     KernelBusy,
     KernelUnavailable,
     NoApprovals,
     NotListed,
     Unanswered,
 )
+from ..mirror.kernels import RETRY_AFTER_S
 from .handlers import MAX_BODY_BYTES, ApprovalsHandler
-from .refusals import RestRefusals
-
-#: Where the web app's settings keep the server's :class:`.refusals.RestRefusals`.
-REFUSALS_SETTING = "jupyter_approvals.rest_refusals"
 
 
 class _DecidingHandler(ApprovalsHandler):
@@ -66,8 +62,7 @@ class _DecidingHandler(ApprovalsHandler):
 
     def _journal(self, error: errors.ApprovalError, sender: str, **who: Any) -> None:
         request_id, listed, notebook, place = self.target()
-        refusals: RestRefusals = self.settings[REFUSALS_SETTING]
-        refusals.refused(
+        self.parts.refusals.refused(
             error.code,
             sender=sender,
             request_id=request_id,

@@ -1,0 +1,32 @@
+"""What the REST handlers work with, typed: made once when the extension loads (``app.py``)
+and handed to every handler as its ``initialize()`` keyword argument, so that a handler names
+its collaborators by attribute rather than by a string key of the web app's settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..gate.agent_gate import AgentGate
+from ..mirror.kernels import KernelLinks
+from .pending_rows import PendingRows
+from .refusals import RestRefusals
+
+
+@dataclass(frozen=True)
+class RestParts:
+    """The extension's collaborators the handlers share."""
+
+    #: The server's connections to its kernels and its copy of their pending lists.
+    links: KernelLinks
+    #: The agent gate: identities, the server's hold of agent requests, pauses.
+    gate: AgentGate
+    #: Journals the decisions the server refuses before any kernel sees them.
+    refusals: RestRefusals
+    #: The rendered rows of ``GET pending``, reused while unchanged.
+    pending_rows: PendingRows
+    #: The server's root directory, resolved.
+    server_root: Path
+    #: The jupyter_server application (for the doctor's checks of what is in force).
+    serverapp: Any
