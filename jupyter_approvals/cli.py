@@ -20,7 +20,8 @@ from typing import Any
 from ._version import __version__
 from .cli_agent import AgentCliError, add_agent_commands
 from .core.errors import ApprovalJournalInsideProject, ApprovalJournalUnusable
-from .core.journal.writer import EVENTS, read_entries
+from .core.journal.line import EVENTS
+from .core.journal.reader import read_entries
 from .core.project import journal_location, project_root_for
 from .core.visible import make_visible
 

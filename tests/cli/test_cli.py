@@ -17,7 +17,8 @@ import pytest
 
 from jupyter_approvals import __version__
 from jupyter_approvals.cli import main
-from jupyter_approvals.core.journal.writer import Journal, journal_path
+from jupyter_approvals.core.journal.writer import Journal
+from jupyter_approvals.core.project import journal_path
 
 JUPYTER = Path(sys.executable).with_name("jupyter")
 REPO = Path(__file__).resolve().parents[2]

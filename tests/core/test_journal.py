@@ -20,14 +20,10 @@ import pytest
 
 import jupyter_approvals.core.journal.reader as journal_read
 import jupyter_approvals.core.journal.writer as journal_module
-from jupyter_approvals.core.journal.writer import (
-    MAX_LINE_BYTES,
-    MAX_STRING_CHARS,
-    Journal,
-    JournalPage,
-    journal_path,
-    read_entries,
-)
+from jupyter_approvals.core.journal.line import MAX_LINE_BYTES, MAX_STRING_CHARS
+from jupyter_approvals.core.journal.reader import JournalPage, read_entries
+from jupyter_approvals.core.journal.writer import Journal
+from jupyter_approvals.core.project import journal_path
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="POSIX modes and O_NOFOLLOW")
 
@@ -739,7 +735,7 @@ def test_overlong_lines_are_dropped_as_unusable(tmp_path: Path, block_size: int)
 
 
 def test_pages_of_several_journals_merge_into_one_page_newest_first():
-    from jupyter_approvals.core.journal.writer import JournalPage, merge_pages
+    from jupyter_approvals.core.journal.reader import JournalPage, merge_pages
 
     # Given the newest entries of two journals (each read with room for offset + limit)
     first = JournalPage(

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from jupyter_approvals.core import policy
-from jupyter_approvals.core.journal.writer import Journal, journal_path
+from jupyter_approvals.core.journal.writer import Journal
+from jupyter_approvals.core.project import journal_path
 from jupyter_approvals.doctor import (
     NOT_GUARANTEED,
     Check,

@@ -16,7 +16,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from jupyter_approvals.core.journal.writer import read_entries
+from jupyter_approvals.core.journal.reader import read_entries
 
 
 def journal_files(state_dir: Path) -> list[Path]:

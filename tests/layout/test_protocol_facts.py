@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from jupyter_approvals.core import protocol
-from jupyter_approvals.core.journal.writer import EVENTS
+from jupyter_approvals.core.journal.line import EVENTS
 
 ROOT = Path(__file__).resolve().parents[2]
 CARD_JS = ROOT / "jupyter_approvals" / "kernel" / "card" / "card.js"

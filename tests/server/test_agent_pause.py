@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from jupyter_approvals import cli
-from jupyter_approvals.core.journal.writer import read_entries
+from jupyter_approvals.core.journal.reader import read_entries
 from jupyter_approvals.core.project import journal_path
 
 from .agent_client import KernelSocket, add_agent, call

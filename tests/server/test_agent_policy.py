@@ -12,7 +12,7 @@ from jupyter_server.auth.login import LoginHandler
 from traitlets.config import Config
 
 from jupyter_approvals import cli
-from jupyter_approvals.core.journal.writer import read_entries
+from jupyter_approvals.core.journal.reader import read_entries
 from jupyter_approvals.core.project import journal_path
 from tests.kernel.helpers import HUMAN_PAUSE_S, SETUP
 

@@ -67,42 +67,11 @@ from jupyter_approvals.core.journal.files import (
     fsync_directory,
     make_private_dirs,
 )
-from jupyter_approvals.core.journal.line import (
-    EVENTS,
-    MAX_DEPTH,
-    MAX_ITEMS,
-    MAX_LINE_BYTES,
-    MAX_STRING_CHARS,
-    SCHEMA_VERSION,
-    _build_line,
-    _format_time,
-)
-from jupyter_approvals.core.journal.reader import JournalPage, merge_pages, read_entries
-from jupyter_approvals.core.project import (
-    default_state_dir,
-    ensure_outside_project,
-    journal_path,
-    project_key,
-    project_root_for,
-)
+from jupyter_approvals.core.journal.line import _build_line, _format_time
+from jupyter_approvals.core.journal.reader import JournalPage, read_entries
+from jupyter_approvals.core.project import default_state_dir, journal_path
 
-__all__ = [
-    "EVENTS",
-    "MAX_DEPTH",
-    "MAX_ITEMS",
-    "MAX_LINE_BYTES",
-    "MAX_STRING_CHARS",
-    "SCHEMA_VERSION",
-    "Journal",
-    "JournalPage",
-    "default_state_dir",
-    "ensure_outside_project",
-    "journal_path",
-    "merge_pages",
-    "project_key",
-    "project_root_for",
-    "read_entries",
-]
+__all__ = ["Journal"]
 
 _log = logging.getLogger(__name__)
 
