@@ -131,6 +131,7 @@ class ServerProcess:
         self.state = base / "state"
         self.runtime = base / "runtime"
         self.port = 0
+        base.mkdir(parents=True, exist_ok=True)
         root.mkdir(parents=True, exist_ok=True)
         enabled = "True" if extension else "False"
         self._command = [
@@ -154,6 +155,9 @@ class ServerProcess:
             "JUPYTER_APPROVALS_STATE_DIR": str(self.state),
         }
         self._root = root
+        #: What the server printed, for a failed run (in ``base``, removed with it).
+        self.log_path = base / "server.log"
+        self._log = self.log_path.open("ab")
         for attempt in range(1, START_ATTEMPTS + 1):
             if self._start():
                 return
@@ -170,8 +174,8 @@ class ServerProcess:
             # room store there (never in this repository).
             cwd=self._root,
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
             start_new_session=True,  # one group to signal; Ctrl-C goes to the benchmark
         )
         info = self.runtime / f"jpserver-{self.process.pid}.json"
@@ -207,6 +211,11 @@ class ServerProcess:
         with urllib.request.urlopen(req, timeout=60) as response:
             return json.loads(response.read() or b"{}")
 
+    def log_tail(self, chars: int = 4000) -> str:
+        """The end of what the server printed (for a failed run's message)."""
+        self._log.flush()
+        return self.log_path.read_text(errors="replace")[-chars:]
+
     def stop(self) -> None:
         """End the server and every kernel it started, and reap them (see module docstring).
 
@@ -218,6 +227,7 @@ class ServerProcess:
             self.request("api/shutdown", "POST")
 
         end_process_tree(self.process, shutdown)
+        self._log.close()
 
     def __enter__(self) -> ServerProcess:
         return self

@@ -61,12 +61,13 @@ def test_the_benchmark_runs_on_tiny_sizes_and_reports(tmp_path, script, argument
 
 
 def test_the_agent_gate_benchmark_runs_and_reports_both_ratios(tmp_path):
-    # When the benchmark runs with a handful of requests
+    # When the benchmark runs with a few requests: 20 held ones per batch, more than one
+    # agent may have pending, so that batches take a fresh agent as the full run does
     report = run_benchmark(
         tmp_path,
         "bench_agent_gate.py",
         "--requests",
-        "4",
+        "40",
         "--batches",
         "2",
         "--output-mb",
