@@ -5,9 +5,12 @@ the REST API (``POST api/kernels``) and has each hold 20 pending requests (100 i
 opens JupyterLab in headless Debian Chromium and measures, in the page:
 
 - render: from the click on the shield tab (its ``pointerdown``) until the panel shows 100
-  ``jpa-sidebar-item`` rows with a layout box (checked every animation frame), once with
-  requests whose previews are text only and once, on new kernels, with the same previews in
-  structured form too (a 3-hunk diff and a changed-rows table each): the ratio of the two;
+  ``jpa-sidebar-item`` rows with a layout box (checked at every DOM change and every task, so
+  to well under a frame), once with requests whose previews are text only and once, on new
+  kernels, with the same previews in structured form too (a 3-hunk diff and a changed-rows
+  table each). The first opening of each is reported; then the panel is closed and opened
+  again ``--reopens`` times (20) on each: the ratio is of the median reopenings (and of the
+  min ones, for information), since one opening takes 10-20 ms and moves by more than that;
 - polling with nothing changing, for 10 s: DOM mutations under the list, by kind. Rows added
   to or removed from the list (``childList`` on the list itself) are row rebuilds; text
   replaced inside a row (the countdown, ``m:ss left``, each second) is expected;
@@ -19,11 +22,13 @@ opens JupyterLab in headless Debian Chromium and measures, in the page:
 
 Everything after the render is measured on the structured rows.
 
-Targets: render < 2 s; structured <= 2x text; 0 row rebuilds and 0 preview redraws during the
-unchanged polls; no long task > 200 ms.
-Prints a table with PASS/FAIL and exits 0 either way.
+Targets: first render < 2 s; structured <= 2x text (medians); 0 row rebuilds and 0 preview
+redraws during the unchanged polls; no long task > 200 ms.
+Prints a table with PASS/FAIL and exits 0 either way. The server and every kernel it started
+are ended at the end, whatever happened.
 
     .venv/bin/python benchmarks/bench_sidebar.py [--kernels 5] [--per-kernel 20] [--window 10]
+        [--reopens 20]
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -47,6 +53,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from pending_kernels import connect, make_pending  # noqa: E402
+from server_process import end_process_tree  # noqa: E402
 
 from tests.e2e.lab import CHROMIUM_ARGS, LabServer, Sidebar, chromium_path  # noqa: E402
 
@@ -75,25 +82,37 @@ const rowsTimer = setInterval(() => {
 }, 10);
 """
 
-#: Arms the render measurement: t0 at the tab's pointerdown, t1 at the first animation frame
-#: in which the panel shows ``expected`` rows with a layout box.
+#: Arms one render measurement: ``clickAt`` at the tab's pointerdown, ``renderedAt`` as soon as
+#: the panel shows ``expected`` rows with a layout box. The check runs at every DOM change
+#: (a MutationObserver, so in the same task as the change) and at every task in between; it
+#: reads layout boxes, so the layout is done (and timed) when it is needed, not at the next
+#: frame: the figure resolves well under one 16.7 ms frame.
 ARM_RENDER = """([tabSelector, expected]) => {
   const bench = window.__bench;
   const tab = document.querySelector(tabSelector);
-  tab.addEventListener('pointerdown', event => {
-    bench.clickAt = performance.now();
+  const sample = (bench.sample = { clickAt: null, renderedAt: null });
+  const laidOut = () => {
+    const panel = document.querySelector('[data-testid="jpa-sidebar"]');
+    if (!panel || panel.offsetWidth === 0) { return false; }
+    const rows = panel.querySelectorAll('[data-testid="jpa-sidebar-item"]');
+    const last = rows[rows.length - 1];
+    return rows.length >= expected && last.getBoundingClientRect().height > 0;
+  };
+  tab.addEventListener('pointerdown', () => {
+    sample.clickAt = performance.now();
+    let observer = null;
     const check = () => {
-      const panel = document.querySelector('[data-testid="jpa-sidebar"]');
-      const rows = panel ? panel.querySelectorAll('[data-testid="jpa-sidebar-item"]') : [];
-      const last = rows[rows.length - 1];
-      const laidOut = last && panel.offsetWidth > 0 && last.getBoundingClientRect().height > 0;
-      if (rows.length >= expected && laidOut) {
-        bench.renderedAt = performance.now();
-      } else {
-        requestAnimationFrame(check);
+      if (sample.renderedAt === null && laidOut()) {
+        sample.renderedAt = performance.now();
+        observer.disconnect();
       }
+      return sample.renderedAt !== null;
     };
-    requestAnimationFrame(check);
+    observer = new MutationObserver(check);
+    observer.observe(document.body, { subtree: true, attributes: true, childList: true });
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => { if (!check()) { channel.port2.postMessage(null); } };
+    channel.port2.postMessage(null);
   }, { capture: true, once: true });
 }"""
 
@@ -175,15 +194,26 @@ def until_listed(server: LabServer, expected: int, timeout: float = 60) -> None:
     """Wait until GET pending lists ``expected`` requests (the server hears of each change
     from the kernel's iopub, a moment after the kernel made it)."""
     end = time.monotonic() + timeout
-    while len(listed := server.pending()) != expected:
+    listed: list | None = None
+    while listed is None or len(listed) != expected:
         if time.monotonic() > end:
-            raise SystemExit(f"setup failed: {len(listed)} pending, expected {expected}")
-        time.sleep(0.2)
+            found = "no answer" if listed is None else f"{len(listed)} pending"
+            raise SystemExit(f"setup failed: {found}, expected {expected}")
+        try:
+            listed = server.pending()
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            listed = None  # a loaded server answers late: ask again until the deadline
+        if listed is None or len(listed) != expected:
+            time.sleep(0.2)
 
 
-def open_and_render(browser: Any, server: LabServer, expected: int) -> tuple[Any, dict, float, int]:
-    """Open JupyterLab, wait until the model lists ``expected`` rows, then click the shield and
-    time until they are laid out: the page, its measures, the render time and the rows shown."""
+def open_and_render(
+    browser: Any, server: LabServer, expected: int, reopens: int
+) -> tuple[Any, dict, list[float], int]:
+    """Open JupyterLab, wait until the model lists ``expected`` rows, then click the shield
+    and time until they are laid out; close the panel and time ``reopens`` more openings.
+    The page (left open on the panel), the first opening's times, every opening's render time
+    (the first one first) and the rows shown."""
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.set_default_timeout(60_000)
     page.add_init_script(INIT_SCRIPT.replace("EXPECTED_ROWS", str(expected)))
@@ -196,11 +226,29 @@ def open_and_render(browser: Any, server: LabServer, expected: int) -> tuple[Any
     )
     sidebar.tab.wait_for()
     assert sidebar.badge.get_attribute("data-count") == str(expected)
-    page.evaluate(ARM_RENDER, [Sidebar.TAB, expected])
-    sidebar.tab.click()
-    page.wait_for_function("() => window.__bench.renderedAt !== undefined")
-    bench = page.evaluate("() => window.__bench")
-    return page, bench, bench["renderedAt"] - bench["clickAt"], sidebar.items.count()
+    renders: list[float] = []
+    first: dict = {}
+    for index in range(reopens + 1):
+        if index:
+            # Close the panel (the open tab, clicked again) and let the page settle: the
+            # next opening lays the rows out again from a hidden panel.
+            sidebar.tab.click()
+            page.wait_for_function(
+                "() => document.querySelector('[data-testid=\"jpa-sidebar\"]').offsetWidth === 0"
+            )
+            page.evaluate(SETTLE)
+        page.evaluate(ARM_RENDER, [Sidebar.TAB, expected])
+        sidebar.tab.click()
+        page.wait_for_function("() => window.__bench.sample.renderedAt !== null")
+        sample = page.evaluate("() => window.__bench.sample")
+        first = first or sample
+        renders.append(sample["renderedAt"] - sample["clickAt"])
+    return page, first, renders, sidebar.items.count()
+
+
+#: Two frames and 200 ms: what a closing started is done before the next opening.
+SETTLE = """() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(
+  () => setTimeout(done, 200))))"""
 
 
 async def hold_pending(
@@ -223,6 +271,24 @@ async def hold_pending(
     return ids
 
 
+def start_lab(base: Path, attempts: int = 3) -> LabServer:
+    """LabServer.start, again if the server exited while starting: it binds a port chosen
+    before it starts, which another process on a busy machine may have taken meanwhile."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return LabServer.start(base / f"lab-{attempt}", log_name="bench-sidebar-jupyter-lab")
+        except RuntimeError as exited:  # its message names the log
+            if attempt == attempts:
+                raise
+            print(f"jupyter lab did not start ({exited}); again", flush=True)
+    raise AssertionError("unreachable")
+
+
+def spread(samples: list[float]) -> str:
+    """Min and median of ``samples`` (milliseconds)."""
+    return f"min {min(samples):.1f} ms, median {statistics.median(samples):.1f} ms"
+
+
 def verdict(ok: bool) -> str:
     return "PASS" if ok else "FAIL"
 
@@ -239,13 +305,19 @@ def main() -> None:
     parser.add_argument("--kernels", type=int, default=5)
     parser.add_argument("--per-kernel", type=int, default=20)
     parser.add_argument("--window", type=float, default=10.0, help="seconds of unchanged polls")
+    parser.add_argument(
+        "--reopens",
+        type=int,
+        default=20,
+        help="openings of the panel timed after the first, per kind of preview",
+    )
     args = parser.parse_args()
     expected = args.kernels * args.per_kernel
 
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory(prefix="bench-sidebar-") as tmp:
-        server = LabServer.start(Path(tmp), log_name="bench-sidebar-jupyter-lab")
+        server = start_lab(Path(tmp))
         try:
             print(f"starting {args.kernels} kernels, {args.per_kernel} requests each ...")
             asyncio.run(hold_pending(server, args.kernels, args.per_kernel, "text"))
@@ -255,7 +327,9 @@ def main() -> None:
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
                 # The baseline: the same rows with the text form of their previews only.
-                text_page, _, text_render_ms, _ = open_and_render(browser, server, expected)
+                text_page, _, text_renders, _ = open_and_render(
+                    browser, server, expected, args.reopens
+                )
                 text_page.close()
                 server.shutdown_kernels()
                 until_listed(server, 0)
@@ -266,8 +340,10 @@ def main() -> None:
                         hold_pending(server, args.kernels, args.per_kernel, "structured"),
                     ).result()
                 until_listed(server, expected)
-                page, bench, render_ms, shown = open_and_render(browser, server, expected)
-                rows_at_load_ms = bench["rowsAt"]
+                page, first, renders, shown = open_and_render(
+                    browser, server, expected, args.reopens
+                )
+                rows_at_load_ms = page.evaluate("() => window.__bench.rowsAt")
                 sidebar = Sidebar(page)
                 structured_rows = page.locator(
                     '[data-testid="jpa-sidebar-item"] [data-testid="jpa-structured"]'
@@ -301,7 +377,8 @@ def main() -> None:
                 tasks = page.evaluate("() => window.__bench.longtasks")
                 browser.close()
         finally:
-            server.stop()
+            # LabServer.stop ends the server; kernels it leaves behind are ended too.
+            end_process_tree(server.process, server.stop)
 
     mutations = window["mutations"]
     rebuilds = mutations["listChildList"]
@@ -310,18 +387,27 @@ def main() -> None:
     other_in_rows = sum(count for key, count in in_rows.items() if key != "jpa-sidebar-time-left")
     char_data = sum(mutations["characterData"].values())
     attributes = sum(mutations["attributes"].values())
-    longest_render = longest(tasks, bench["clickAt"], bench["renderedAt"] + 50)
-    longest_all = longest(tasks, bench["clickAt"])
+    longest_render = longest(tasks, first["clickAt"], first["renderedAt"] + 50)
+    longest_all = longest(tasks, first["clickAt"])
+    render_ms, text_render_ms = renders[0], text_renders[0]
+    # The ratio is of the median reopenings (the min ones beside it), each side measured
+    # ``--reopens`` times: a single opening of 10-20 ms moves by more than the ratio claimed.
+    again, text_again = renders[1:] or renders, text_renders[1:] or text_renders
+    ratio = statistics.median(again) / statistics.median(text_again)
+    min_ratio = min(again) / min(text_again)
     latencies = typing["latencies"]
     key_events = [e["duration"] for e in typing["events"]]
 
     print()
-    ratio = render_ms / text_render_ms if text_render_ms > 0 else float("inf")
     print(f"kernels: {args.kernels}, pending requests: {expected}, rows shown: {shown}")
     print(
-        f"render of {expected} rows: structured previews {render_ms:.0f} ms "
+        f"render of {expected} rows, first opening: structured previews {render_ms:.1f} ms "
         f"({structured_rows} rows with one), text previews of the same content "
-        f"{text_render_ms:.0f} ms; structured / text = {ratio:.2f}x"
+        f"{text_render_ms:.1f} ms"
+    )
+    print(
+        f"render, {len(again)} reopenings each: structured {spread(again)}; text "
+        f"{spread(text_again)}; structured / text: median {ratio:.2f}x, min {min_ratio:.2f}x"
     )
     print(f"rows built from page load (panel closed): {rows_at_load_ms:.0f} ms after navigation")
     print(
@@ -350,13 +436,13 @@ def main() -> None:
     print()
     rows = [
         (
-            f"render {expected} rows after opening the panel",
+            f"render {expected} rows, first opening of the panel",
             f"{render_ms:.0f} ms",
             "< 2000 ms",
             verdict(render_ms < RENDER_TARGET_S * 1000 and shown == expected),
         ),
         (
-            "render: structured / text previews",
+            "render: structured / text previews, median",
             f"{ratio:.2f}x",
             f"<= {STRUCTURED_RATIO_TARGET:g}x",
             verdict(ratio <= STRUCTURED_RATIO_TARGET and structured_rows == expected),
