@@ -37,8 +37,8 @@ from urllib.parse import quote, unquote, urljoin, urlsplit
 from ...core.errors import ApprovalRedirected
 from ...core.lease import require_lease
 from ...kernel.gate import protected
+from ...previews.render_text import preview_of
 from ...previews.structured import Preview, StructuredPreview
-from ...previews.text import PreviewText
 from ..common.redact import redact_header, redact_url
 from ..common.refusal import invalid_argument
 from .preview import body_preview
@@ -282,11 +282,9 @@ def _preview(
     timeout: float,
 ) -> Preview:
     """Request line, where it goes, headers and body, with every secret redacted."""
-    text = PreviewText()
     structured = StructuredPreview()
     parts = urlsplit(url)
     shown_url = redact_url(url)
-    text.add(f"{method} {shown_url}")
     shown = {name: redact_header(name, value) for name, value in headers.items()}
     if parts.password is not None:
         shown["Authorization"] = "Basic (the user name and password from the URL, hidden)"
@@ -295,8 +293,6 @@ def _preview(
         structured.count("body bytes", len(body))
     structured.request(method, shown_url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
-    tls = ", TLS with certificate check" if parts.scheme == "https" else ", no TLS"
-    text.add(f"sent directly to {parts.hostname} port {port}{tls}; redirects are not followed")
     facts = [
         ("host", parts.hostname or ""),
         ("port", str(port)),
@@ -304,25 +300,19 @@ def _preview(
         ("redirects", "not followed"),
     ]
     if any(label.startswith("xn--") for label in (parts.hostname or "").split(".")):
-        text.add("  (an internationalised host name, shown as sent: in its ASCII form)")
         facts.append(("host name", "internationalised, shown as sent: in its ASCII form"))
-    text.add(f"timeout: {timeout:g} s")
     facts.append(("timeout", f"{timeout:g} s"))
     structured.facts(facts)
-    text.add(f"headers ({len(shown)}):" if shown else "headers: none")
-    text.extend((f"  {name}: {value}" for name, value in shown.items()), kind="headers")
-    text.add("  (the client adds Host, Accept-Encoding: identity and, with a body, Content-Length)")
     added = (
         "added by the client",
         "Host, Accept-Encoding: identity and, with a body, Content-Length",
     )
     structured.facts([*shown.items(), added], title=f"headers ({len(shown)})")
     if body is None:
-        text.add("body: none")
         structured.facts([("body", "none")])
     else:
-        body_preview(text, body, _content_type(headers), structured)
-    return Preview(text.render(), structured.document())
+        body_preview(structured, body, _content_type(headers))
+    return preview_of(structured)
 
 
 def _content_type(headers: Mapping[str, str]) -> str:

@@ -2,8 +2,9 @@
 
 What a person reads is the command with the values that look secret hidden (see
 :func:`~jupyter_approvals.ops.common.redact.redact_argv`), the program that runs, the directory,
-the standard input (shown like command lines), the timeout and the environment. The
-fingerprint covers the real, unredacted command and input.
+the standard input (shown like command lines), the timeout and the environment, built as one
+structured preview whose text is rendered from it. The fingerprint covers the real,
+unredacted command and input.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import os
 import shlex
 from collections.abc import Mapping
 
+from ...previews.render_text import preview_of
 from ...previews.structured import (
     SHARE_ITEM_COST,
     STRUCTURED_BUDGET,
@@ -19,7 +21,7 @@ from ...previews.structured import (
     StructuredPreview,
     fitting,
 )
-from ...previews.text import LINE_BUDGET, PreviewText, plural, size_text
+from ...previews.text import plural, size_text
 from ..common.redact import (
     is_secret_name,
     redact_argv,
@@ -39,26 +41,12 @@ MAX_NAMED_FILES = 20
 #: Characters of the standard input looked at for the preview; the fingerprint covers all.
 INPUT_PREVIEW_CHARS = 64 * 1024
 
-# Control characters could hide text in a terminal reading the journal; shown escaped
-# (\r, \x1b, ...). A tab stays a tab.
-_VISIBLE = {
-    code: ("\\r" if code == 13 else f"\\x{code:02x}")
-    for code in (*range(0x00, 0x09), *range(0x0A, 0x20), 0x7F)
-}
 
 _HIDDEN_NOTE = (
     "Values that look secret (passwords, tokens, credentials in URLs and headers) are hidden "
     "here; the approval covers the real {what}. Single-letter options such as -p or -u are "
     "not recognised as secret."
 )
-
-
-def text_lines(text: str) -> list[str]:
-    """``text`` split at line feeds only (what ``sh`` does), control characters escaped."""
-    lines = text.split("\n")
-    if len(lines) > 1 and lines[-1] == "":
-        lines.pop()  # a final newline ends the last line; it does not start another
-    return [line.translate(_VISIBLE) for line in lines]
 
 
 def shell_summary(command: str | list[str], cwd: str, shell: bool, input: str | None = None) -> str:
@@ -96,36 +84,18 @@ def shell_preview(
     """The command exactly as it runs (secrets hidden), where, with what input and environment.
 
     ``executable`` is the resolved program, ``named`` the files named in the argv and
-    ``environment_size`` the number of variables the command receives. The text and the
-    structured form are built in one pass from the same redacted values.
+    ``environment_size`` the number of variables the command receives. The preview is built
+    structured from the redacted values; its text is rendered from it.
     """
-    text = PreviewText()
     structured = StructuredPreview()
-    # Short facts come first; a long command or input is announced here and listed after
-    # them, so a huge argv cannot push the facts out of the preview.
-    listing: list[str] = []
     if isinstance(command, str):
         shown_line = redact_command_line(command)
         hidden = shown_line != command
-        lines = text_lines(shown_line) or [""]
-        if len(lines) == 1 and len(lines[0]) + 2 <= LINE_BUDGET:
-            text.add(f"runs through {SHELL} -c:")
-            text.add(f"  {lines[0]}")
-        else:
-            text.add(f"runs through {SHELL} -c: (the {plural(len(lines), 'line')} below)")
-            listing = [f"  {line}" for line in lines]
         raw_lines, total = _raw_lines(shown_line, _most_items(structured.budget // 2))
         structured.count("command lines", total)
     else:
         shown_argv = redact_argv(command)
         hidden = shown_argv != command
-        line = shlex.join(shown_argv).translate(_VISIBLE)
-        if len(line) + 2 <= LINE_BUDGET:
-            text.add("runs (argv):")
-            text.add(f"  {line}")
-        else:
-            text.add(f"runs (argv of {plural(len(command), 'item')}, listed below)")
-            listing = [f"  {shlex.quote(item).translate(_VISIBLE)}" for item in shown_argv]
         structured.count("arguments", len(command))
     stdin = _input_state(input)
     if stdin is not None and stdin.count:
@@ -135,7 +105,7 @@ def shell_preview(
     if named:
         structured.count("named files", len(named))
     # The exact command first; a huge one may use half of the budget, so the facts after it
-    # are never the ones left out.
+    # are never the ones left out (and the text gives each long block its share of room).
     if isinstance(command, str):
         kept = fitting(raw_lines, structured.budget // 2)
         structured.code("\n".join(raw_lines[:kept]), "shell", title=f"runs through {SHELL} -c")
@@ -145,61 +115,44 @@ def shell_preview(
         structured.argv(shown_argv[:kept], title="runs (argv)")
         structured.left_out(len(shown_argv) - kept, "arguments")
     if hidden:
-        _note(text, structured, _HIDDEN_NOTE.format(what="command"))
+        structured.note(_HIDDEN_NOTE.format(what="command"))
     real = os.path.realpath(executable)
-    text.add(f"program: {executable}" + (f" (-> {real})" if real != executable else ""))
-    text.add(f"in directory: {cwd}")
     facts = [("path:program", executable)]
     if real != executable:
         facts.append(("path:resolves to", real))
     facts.append(("path:directory", cwd))
-    input_listing = _input_facts(text, input, stdin, structured)
+    _input_notes(input, stdin, structured)
     facts.append(("standard input", _input_fact(input, stdin)))
-    text.add(f"timeout: {timeout:g} s" if timeout is not None else "timeout: none")
     facts.append(("timeout", f"{timeout:g} s" if timeout is not None else "none"))
     facts.append(("environment", _environment_fact(env, environment_size)))
     structured.facts(facts)
     if len(named) > MAX_NAMED_FILES:
-        _note(
-            text,
-            structured,
+        structured.note(
             f"Only the first {MAX_NAMED_FILES} named files are covered by the fingerprint; "
-            f"{len(named) - MAX_NAMED_FILES:,} more are not.",
+            f"{len(named) - MAX_NAMED_FILES:,} more are not."
         )
-    if listing:
-        text.add("command:")
-        text.extend(listing, kind="command lines" if shell else "argv items")
-    if input_listing:
-        text.add("standard input:")
-        text.extend(input_listing, kind="standard input lines")
     if stdin is not None and stdin.count:
         # At most a quarter of the budget: the environment changes and files come after it.
         raw, total = stdin.lines
         kept = fitting(raw, structured.budget // 4)
         structured.code("\n".join(raw[:kept]), "text", title="standard input")
         structured.left_out(total - kept, "code lines")
-    _environment(text, env, environment_size, structured)
+    _environment(env, structured)
     if named:
         covered = named[:MAX_NAMED_FILES]
-        heading = f"content of {plural(len(covered), 'named file')} is part of the approval:"
-        text.add(heading)
-        block = structured.paths(heading.removesuffix(":"))
+        block = structured.paths(
+            f"content of {plural(len(covered), 'named file')} is part of the approval"
+        )
         for path in covered:
-            size = size_text(os.path.getsize(path))
-            text.add(f"  {path} ({size})", kind="named files")
             if block is not None:
-                block.add(path, size, kind="named files")
-    return Preview(text.render(), structured.document())
-
-
-def _note(text: PreviewText, structured: StructuredPreview, note: str) -> None:
-    text.note(note)
-    structured.note(note)
+                block.add(path, size_text(os.path.getsize(path)), kind="named files")
+    return preview_of(structured)
 
 
 def _raw_lines(text: str, limit: int) -> tuple[list[str], int]:
-    """The first ``limit`` lines of ``text`` as :func:`text_lines` splits it, characters left as
-    they are, and the number of lines in all (only the lines that can be shown are made)."""
+    """The first ``limit`` lines of ``text`` split at line feeds only (as ``sh`` does; a final
+    one ends the last line), characters left as they are, and the number of lines in all
+    (only the lines that can be shown are made)."""
     total = text.count("\n") + 1
     if total > 1 and text.endswith("\n"):
         total -= 1  # a final newline ends the last line; it does not start another
@@ -237,34 +190,18 @@ def _input_fact(input: str | None, stdin: _Input | None) -> str:
     return f"{stdin.size}, {plural(stdin.count, 'line')}"
 
 
-def _input_facts(
-    text: PreviewText, input: str | None, stdin: _Input | None, structured: StructuredPreview
-) -> list[str]:
-    """Add the standard input's facts (one short line inline); return lines to list later."""
-    if input is None or stdin is None:
-        return []
-    size = stdin.size
-    if not input:
-        text.add("standard input: empty (0 bytes)")
-        return []
-    count = stdin.count
-    head = stdin.head
-    shown = stdin.shown
+def _input_notes(input: str | None, stdin: _Input | None, structured: StructuredPreview) -> None:
+    """Say when the standard input shown is redacted, or only its head was looked at."""
+    if not input or stdin is None:
+        return
     if stdin.hidden:
-        _note(text, structured, _HIDDEN_NOTE.format(what="standard input"))
-    lines = text_lines(shown)
-    if len(head) < len(input):
-        cut = (
+        structured.note(_HIDDEN_NOTE.format(what="standard input"))
+    if len(stdin.head) < len(input):
+        structured.note(
             f"Only the first {INPUT_PREVIEW_CHARS:,} characters of the standard input were "
-            f"looked at; {len(input) - len(head):,} more are sent and covered by the fingerprint."
+            f"looked at; {len(input) - len(stdin.head):,} more are sent and covered by the "
+            "fingerprint."
         )
-        _note(text, structured, cut)
-    if count == 1 and len(lines) == 1 and len(lines[0]) + 2 <= LINE_BUDGET:
-        text.add(f"standard input ({size}, 1 line):")
-        text.add(f"  {lines[0]}")
-        return []
-    text.add(f"standard input: {size}, {plural(count, 'line')} (listed below)")
-    return [f"  {line}" for line in lines]
 
 
 def _environment_fact(env: Mapping[str, str | None], size: int) -> str:
@@ -274,25 +211,16 @@ def _environment_fact(env: Mapping[str, str | None], size: int) -> str:
     return f"the kernel's with {plural(len(env), 'change')} ({bound})"
 
 
-def _environment(
-    text: PreviewText, env: Mapping[str, str | None], size: int, structured: StructuredPreview
-) -> None:
-    bound = f"{plural(size, 'variable')}, bound by the fingerprint"
+def _environment(env: Mapping[str, str | None], structured: StructuredPreview) -> None:
+    """Each change to the kernel's environment, a secret-looking value redacted."""
     if not env:
-        text.add(f"environment: the kernel's, unchanged ({bound})")
         return
-    text.add(f"environment: the kernel's with the changes below ({bound})")
-    text.add(f"environment changes ({len(env)}):")
     current = os.environ
     changes: list[tuple[str, str]] = []
     for name, value in env.items():
         if value is None:
-            state = "removed" if name in current else "removed (not set now)"
-            text.add(f"  - {name} {state}", kind="environment changes")
-            changes.append((f"- {name}", state))
+            changes.append((f"- {name}", "removed" if name in current else "removed (not set now)"))
             continue
         shown = redacted(value) if is_secret_name(name) else redact_urls_in_text(value)
-        mark = "~" if name in current else "+"
-        text.add(f"  {mark} {name}={shown.translate(_VISIBLE)}", kind="environment changes")
-        changes.append((f"{mark} {name}", shown))
+        changes.append((f"{'~' if name in current else '+'} {name}", shown))
     structured.facts(changes, title=f"environment changes ({len(env)})")

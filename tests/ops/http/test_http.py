@@ -190,7 +190,7 @@ def test_url_credentials_are_hidden_whole_and_sent_as_basic_auth(session, server
     info = approve(session, lambda: http_request("GET", url))
     # Then the card, the summary and the journal mask the whole user info and say how it is sent
     host = base.removeprefix("http://")
-    assert info.preview.splitlines()[0] == f"GET http://***@{host}/x"
+    assert info.preview.splitlines()[1] == f"GET http://***@{host}/x"
     assert info.summary == f"GET http://***@{host}/x"
     assert "  Authorization: Basic (the user name and password from the URL, hidden)" in (
         info.preview
@@ -252,12 +252,11 @@ def test_preview_shows_method_destination_headers_and_pretty_json(session, serve
     info = request_of(session, ask(lambda: http_request("patch", base, json={"a": [1, 2]})))
     lines = info.preview.splitlines()
     # Then the preview shows the request line, where it goes, and the body pretty-printed
-    assert lines[0] == f"PATCH {base}"
-    assert lines[1].startswith("sent directly to 127.0.0.1 port ")
-    assert "redirects are not followed" in lines[1]
+    assert lines[:3] == ["1 header, 13 body bytes", f"PATCH {base}", "host: 127.0.0.1"]
+    assert "redirects: not followed" in lines
     assert "  Content-Type: application/json" in lines
-    assert "body: 13 bytes, sha256 " in info.preview
-    assert '      "a": [' in lines
+    assert "body:\n  size: 13 bytes\n  sha256: " in info.preview
+    assert '    "a": [' in lines
     assert info.summary == f"PATCH {base} (13 bytes)"
 
 
@@ -270,10 +269,10 @@ def test_preview_of_text_and_binary_bodies(session, server):
     binary = bytes(range(256)) * 4
     binary_info = request_of(session, ask(lambda: http_request("POST", f"{base}/b", body=binary)))
     # Then text is shown as text, binary by size and digest only
-    assert "    line one\n    line 2" in text_info.preview
+    assert "body (text):\n  line one\n  line 2" in text_info.preview
     assert "  Content-Type: text/plain; charset=utf-8" in text_info.preview
-    assert "body: 1,024 bytes (1.0 KiB), sha256 " in binary_info.preview
-    assert "  binary (not shown)" in binary_info.preview
+    assert "  size: 1,024 bytes (1.0 KiB)\n  sha256: " in binary_info.preview
+    assert "  content: binary (not shown)" in binary_info.preview
 
 
 def test_preview_stays_bounded_for_a_50_mb_body(session, server):
@@ -285,8 +284,8 @@ def test_preview_stays_bounded_for_a_50_mb_body(session, server):
     json_info = request_of(session, ask(lambda: http_request("POST", f"{base}/j", json=rows)))
     # Then both previews fit the budget and say what they left out
     assert len(info.preview) <= PREVIEW_BUDGET
-    assert "body: 50,000,000 bytes (47.7 MiB)" in info.preview
-    assert "more body lines not shown" in info.preview
+    assert "  size: 50,000,000 bytes (47.7 MiB)" in info.preview
+    assert "more code lines not shown" in info.preview
     assert "more are sent and covered by the fingerprint" in info.preview
     assert len(json_info.preview) <= PREVIEW_BUDGET
     assert received == []
@@ -330,7 +329,7 @@ def test_a_repeated_json_key_is_shown_every_time_with_a_warning(session, server)
     info = request_of(session, ask(call))
     lines = info.preview.splitlines()
     # Then both members are shown, in order, under a warning
-    assert any(line.startswith('  WARNING: the JSON repeats the key(s) "to"') for line in lines)
+    assert any(line.startswith('  warning: The JSON repeats the key(s) "to"') for line in lines)
     members = [line.strip() for line in lines if line.strip().startswith('"')]
     assert members == ['"to": "alice",', '"amount": 10,', '"to": "attacker"']
     # And the exact bytes are what is sent
@@ -349,7 +348,7 @@ def test_form_bodies_show_one_field_a_line_with_secrets_hidden(session, server):
     info = request_of(session, ask(call))
     # Then every field is listed, the password hidden
     assert "hunter2" not in info.preview
-    assert "    user=bob\n    password=[redacted: 7 characters]\n    next=%2Fhome" in info.preview
+    assert "  user=bob\n  password=[redacted: 7 characters]\n  next=%2Fhome" in info.preview
     # And the server receives the real body
     decide(session, ask(call))
     call()
@@ -363,7 +362,7 @@ def test_non_ascii_urls_are_shown_and_sent_percent_encoded(session, server):
     # When it is asked for
     info = request_of(session, ask(lambda: http_request("GET", url)))
     # Then the card shows the encoded form, which is what is sent
-    assert info.preview.splitlines()[0] == f"GET {base}/caf%C3%A9?q=%C3%BC"
+    assert info.preview.splitlines()[1] == f"GET {base}/caf%C3%A9?q=%C3%BC"
     decide(session, ask(lambda: http_request("GET", url)))
     response = http_request("GET", url)
     assert response.status == 200
@@ -375,6 +374,5 @@ def test_an_internationalised_host_is_shown_in_its_ascii_form(session):
     info = request_of(session, ask(lambda: http_request("GET", "https://bücher.example/x")))
     # Then the card shows the host as it is sent (punycode)
     lines = info.preview.splitlines()
-    assert lines[0] == "GET https://xn--bcher-kva.example/x"
-    assert lines[1].startswith("sent directly to xn--bcher-kva.example port 443")
-    assert "an internationalised host name, shown as sent" in info.preview
+    assert lines[1:3] == ["GET https://xn--bcher-kva.example/x", "host: xn--bcher-kva.example"]
+    assert "host name: internationalised, shown as sent: in its ASCII form" in info.preview

@@ -5,6 +5,7 @@ Asking never sends anything, so these tests need no server.
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 from jupyter_approvals.core.structured import checked_structured
@@ -45,7 +46,7 @@ def test_the_request_line_comes_first_with_secrets_hidden_as_in_the_text(session
     first = document["blocks"][0]
     shown_url = f"{BASE}/upload?api_key=[redacted: 7 characters]&page=2"
     assert (first["type"], first["method"], first["url"]) == ("request", "PUT", shown_url)
-    assert info.preview.splitlines()[0] == f"PUT {shown_url}"
+    assert info.preview.splitlines()[1] == f"PUT {shown_url}"
     # And where it goes, the headers and the body are facts
     assert _facts(document, None) == {
         "host": "127.0.0.1",
@@ -67,7 +68,7 @@ def test_the_request_line_comes_first_with_secrets_hidden_as_in_the_text(session
     assert checked_structured(document, 64_000) == document
 
 
-def test_form_text_and_binary_bodies_and_the_text_unchanged(session):
+def test_form_text_and_binary_bodies_and_their_text(session):
     # Given a form body, a text body and a binary body
     form = "user=bob&password=hunter2&next=%2Fhome"
     kind = {"Content-Type": "application/x-www-form-urlencoded"}
@@ -88,20 +89,28 @@ def test_form_text_and_binary_bodies_and_the_text_unchanged(session):
     # And binary is named as such, with no code block
     assert _facts(binary_info.structured, "body")["content"] == "binary (not shown)"
     assert _blocks(binary_info.structured, "code") == []
-    # And the text preview of the form is exactly what it was before the structured form
+    # And the text preview of the form says the same, block by block
     assert form_info.preview == "\n".join(
         [
+            "1 header, 38 body bytes",
             f"POST {BASE}",
-            "sent directly to 127.0.0.1 port 9, no TLS; redirects are not followed",
+            "host: 127.0.0.1",
+            "port: 9",
+            "TLS: no",
+            "redirects: not followed",
             "timeout: 30 s",
             "headers (1):",
             "  Content-Type: application/x-www-form-urlencoded",
-            "  (the client adds Host, Accept-Encoding: identity and, with a body, Content-Length)",
-            "body: 38 bytes, sha256 2478da4325f24ca3…",
-            "  form fields, one a line (values of secret-looking names redacted):",
-            "    user=bob",
-            "    password=[redacted: 7 characters]",
-            "    next=%2Fhome",
+            "  added by the client: Host, Accept-Encoding: identity and, with a body, "
+            "Content-Length",
+            "body:",
+            "  size: 38 bytes",
+            f"  sha256: {hashlib.sha256(b'user=bob&password=hunter2&next=%2Fhome').hexdigest()}",
+            "  content type: application/x-www-form-urlencoded",
+            "form fields (values of secret-looking names redacted):",
+            "  user=bob",
+            "  password=[redacted: 7 characters]",
+            "  next=%2Fhome",
         ]
     )
 

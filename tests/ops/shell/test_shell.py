@@ -54,8 +54,9 @@ def test_preview_shows_argv_program_cwd_input_and_timeout(session, tmp_path):
     # Then the preview shows exactly what runs, where, and with what
     assert f"  {shlex.join(argv)}" in info.preview.splitlines()
     assert f"program: {PY}" in info.preview
-    assert f"in directory: {tmp_path}" in info.preview
-    assert "standard input (3 bytes, 1 line):\n  abc\n" in info.preview
+    assert f"directory: {tmp_path}" in info.preview
+    assert "standard input: 3 bytes, 1 line\n" in info.preview
+    assert info.preview.endswith("standard input:\n  abc")
     assert "timeout: 5 s" in info.preview
     assert "environment: the kernel's, unchanged" in info.preview
     assert info.summary.startswith(f"Run {shlex.join(argv)[:20]}")
@@ -74,7 +75,7 @@ def test_a_program_found_on_path_is_shown_resolved(session, tmp_path):
     info = request_of(session, ask(lambda: run_command(["mytool"], env=env, cwd=tmp_path)))
     # Then the card names the file that will run
     assert f"program: {bin_dir / 'mytool'}" in info.preview
-    assert "  ~ PATH=" in info.preview or "  + PATH=" in info.preview
+    assert "  ~ PATH: " in info.preview or "  + PATH: " in info.preview
 
 
 def test_swapped_executable_after_the_preview_refuses_and_nothing_runs(session, tmp_path):
@@ -95,7 +96,7 @@ def test_swapped_script_named_in_argv_refuses(session, tmp_path):
     script.write_text("open('ran.txt', 'w').write('original')\n")
     info = approve(session, lambda: run_command([PY, "job.py"], cwd=tmp_path))
     assert "content of 1 named file is part of the approval:" in info.preview
-    assert str(script) in info.preview
+    assert f"  {script}  " in info.preview
     # When the script changes before the run
     script.write_text("open('ran.txt', 'w').write('swapped')\n")
     # Then the run refuses and nothing ran
@@ -124,7 +125,7 @@ def test_shell_true_is_shown_as_a_shell_command_line(session, tmp_path):
     info = request_of(session, ask(lambda: run_command(line, shell=True, cwd=tmp_path)))
     # Then the card says it runs through /bin/sh -c, with the line as given
     lines = info.preview.splitlines()
-    assert lines[:2] == ["runs through /bin/sh -c:", f"  {line}"]
+    assert lines[:3] == ["1 command line", "runs through /bin/sh -c:", f"  {line}"]
     assert "program: /bin/sh" in info.preview
     assert info.summary.startswith("Run through /bin/sh: echo one")
     # And once approved it runs through the shell
@@ -144,12 +145,12 @@ def test_env_changes_are_listed_with_secrets_redacted_and_applied(session, tmp_p
     assert token not in info.preview
     assert token not in info.summary
     assert "environment changes (3):" in info.preview
-    assert "  + GREETING=hi" in info.preview
-    assert f"  + MY_API_TOKEN=[redacted: {len(token)} characters]" in info.preview
-    assert "  - REMOVE_ME removed" in info.preview
+    assert "  + GREETING: hi" in info.preview
+    assert f"  + MY_API_TOKEN: [redacted: {len(token)} characters]" in info.preview
+    assert "  - REMOVE_ME: removed" in info.preview
     # And the size of the environment the command receives, bound by the fingerprint
     size = len(os.environ) + 1  # two added, one removed
-    assert f"with the changes below ({size} variables, bound by the fingerprint)" in info.preview
+    assert f"with 3 changes ({size} variables, bound by the fingerprint)" in info.preview
     # And the command receives the real value, without the removed variable
     decide(session, ask(lambda: run_command(argv, env=env)))
     assert run_command(argv, env=env).stdout == f"{token} False\n"
@@ -205,10 +206,11 @@ def test_preview_stays_bounded_for_a_huge_command(session, tmp_path):
     info = request_of(session, ask(lambda: run_command(argv, env=env, input="x" * 10_000_000)))
     # Then the preview fits its budget and says what it left out
     assert len(info.preview) <= PREVIEW_BUDGET
-    assert "runs (argv of 50,003 items, listed below)" in info.preview
-    assert "more argv items not shown" in info.preview
-    # And the short facts come before the long lists, so they are never the ones cut
-    assert "standard input: 10,000,000 bytes (9.5 MiB)" in info.preview
+    assert info.preview.startswith("50,003 arguments, 1 standard input line, 5,000 environment")
+    assert "more arguments not shown" in info.preview
+    # And the short facts get their room beside the long lists, so they are never the ones cut
+    assert "standard input: 10,000,000 bytes (9.5 MiB), 1 line" in info.preview
+    assert "timeout: none" in info.preview
 
 
 def test_writer_refuses_outside_a_lease(session):
@@ -223,7 +225,8 @@ def test_standard_input_is_shown_like_a_command_line(session, tmp_path):
     # When it is asked for
     info = request_of(session, ask(lambda: run_command(["sh"], input=script, cwd=tmp_path)))
     # Then the card shows what the shell will read, not just its size
-    assert 'standard input (25 bytes, 1 line):\n  rm -rf "$HOME/important"\n' in info.preview
+    assert "standard input: 25 bytes, 1 line\n" in info.preview
+    assert info.preview.endswith('standard input:\n  rm -rf "$HOME/important"')
     assert info.summary.endswith("; standard input: 25 bytes)")
 
 
@@ -234,12 +237,12 @@ def test_multi_line_input_is_listed_after_the_facts_with_control_characters_esca
     info = request_of(session, ask(lambda: run_command(["sh"], input=stdin)))
     lines = info.preview.splitlines()
     # Then the facts announce it and every line is listed, control characters made visible
-    assert "standard input: 41 bytes, 3 lines (listed below)" in lines
+    assert "standard input: 41 bytes, 3 lines" in lines
     start = lines.index("standard input:")
     assert lines[start + 1 : start + 4] == [
         "  echo one",
-        "  echo safe\\rrm -rf /",
-        "  \\x1b[2Kecho two",
+        "  echo safe⟦U+000D⟧rm -rf /",
+        "  ⟦U+001B⟧[2Kecho two",
     ]
     assert lines.index("timeout: none") < start
 
@@ -251,9 +254,9 @@ def test_a_huge_input_is_bounded_and_every_cut_announced(session):
     info = request_of(session, ask(lambda: run_command(["sh"], input=stdin)))
     # Then the preview fits, shows the first lines and says what it left out
     assert len(info.preview) <= PREVIEW_BUDGET
-    assert "standard input: 3,288,890 bytes (3.1 MiB), 200,000 lines (listed below)" in info.preview
+    assert "standard input: 3,288,890 bytes (3.1 MiB), 200,000 lines" in info.preview
     assert "  echo line 0\n  echo line 1\n" in info.preview
-    assert "more standard input lines not shown" in info.preview
+    assert "more code lines not shown" in info.preview
     assert "more are sent and covered by the fingerprint" in info.preview
 
 

@@ -60,7 +60,7 @@ def test_the_argv_comes_first_then_program_directory_input_and_timeout(session, 
     assert checked_structured(document, 64_000) == document
 
 
-def test_a_shell_line_is_a_shell_code_block_and_the_text_is_unchanged(session, tmp_path):
+def test_a_shell_line_is_a_shell_code_block_and_the_text_is_rendered_from_it(session, tmp_path):
     # Given a two-line command line for /bin/sh with a credential in a URL
     line = "curl https://me:pw-123@example.com/x\necho done"
     # When it is asked for
@@ -74,17 +74,19 @@ def test_a_shell_line_is_a_shell_code_block_and_the_text_is_unchanged(session, t
     assert first["text"] == "curl https://***@example.com/x\necho done"
     assert "pw-123" not in json.dumps(document)
     assert _facts(document["blocks"][1])["program"] == "/bin/sh"
-    # And the text preview is exactly what it was before the structured form existed
+    # And the text preview says the same, block by block
     size = len(os.environ)
     assert info.preview == "\n".join(
         [
-            "runs through /bin/sh -c: (the 2 lines below)",
-            "program: /bin/sh" + _resolved("/bin/sh"),
-            f"in directory: {tmp_path}",
-            "timeout: none",
-            "command:",
+            "2 command lines",
+            "runs through /bin/sh -c:",
             "  curl https://***@example.com/x",
             "  echo done",
+            "program: /bin/sh",
+            *_resolved("/bin/sh"),
+            f"directory: {tmp_path}",
+            "standard input: none",
+            "timeout: none",
             f"environment: the kernel's, unchanged ({size} variables, bound by the fingerprint)",
             "Values that look secret (passwords, tokens, credentials in URLs and headers) are "
             "hidden here; the approval covers the real command. Single-letter options such as -p "
@@ -93,9 +95,9 @@ def test_a_shell_line_is_a_shell_code_block_and_the_text_is_unchanged(session, t
     )
 
 
-def _resolved(path: str) -> str:
+def _resolved(path: str) -> list[str]:
     real = os.path.realpath(path)
-    return f" (-> {real})" if real != path else ""
+    return [f"resolves to: {real}"] if real != path else []
 
 
 def test_environment_changes_are_facts_marked_new_changed_or_removed(session, monkeypatch):
