@@ -1,7 +1,7 @@
 """The agent gate: what the server lets an agent identity do, and what it holds.
 
 One :class:`AgentGate` per server. The identity layer calls :meth:`AgentGate.admit` for every
-request with an agent token (routes, paths, ownership of kernels and sessions); what an agent's
+request with an agent token (the steps of :mod:`.admission`); what an agent's
 contents request changes is held at the contents manager (:mod:`.contents`); the wrapped
 kernel websocket connection calls :meth:`AgentGate.screen` for every message a client sends
 (:mod:`.kernel_screen`). A sweep every second ends held requests whose time is up, applies
@@ -23,14 +23,13 @@ from tornado import web
 from ...core import errors
 from ...core.agents import AgentRegistry
 from ..mirror import sessions
+from . import admission, routes
 from . import jupyter_server_seam as seam
-from . import routes
-from .held_room_edits import room_kind
 from .hold import AgentHold
 from .identity import refuse
 from .kernel_screen import KernelScreen
 from .limits import AgentLimits
-from .rooms import screen_room_messages, socket_room_kind
+from .rooms import screen_room_messages
 
 
 class AgentGate:
@@ -70,6 +69,19 @@ class AgentGate:
             agents_sessions=lambda: self.sessions_started.keys(),
             limits=self.limits,
         )
+        #: What every agent request passes, in order (:mod:`.admission`).
+        self.admission_steps: tuple[admission.Step, ...] = (
+            admission.route_step,
+            admission.paths_step(server_root, secret_dirs),
+            admission.body_step,
+            admission.room_step,
+            admission.ownership_step(
+                self.owns_kernel,
+                self.sessions_started.get,
+                lambda session_id: sessions.kernel_of_session(self._sessions, session_id),
+            ),
+            admission.socket_takeover_step(self._sockets.get),
+        )
 
     # -- HTTP and websocket upgrades -----------------------------------------------------
 
@@ -82,18 +94,10 @@ class AgentGate:
         except errors.ApprovalAgentOverLimit as exc:
             self.log.warning("jupyter-approvals refused agent %s: %s", agent, exc.message)
             refuse(handler, exc)
+        request = admission.AgentRequest(handler, agent)
         try:
-            routes.check_route(handler)
-            for path in routes.request_paths(handler):
-                why = routes.secret_path_reason(path, self.server_root, self._secret_dirs())
-                if why is not None:
-                    raise routes.forbidden(
-                        f"Agents may not touch {path!r}: {why}. Nothing was done.", path=path
-                    )
-            self._check_body(handler)
-            self._check_unscreened_room(handler)
-            self._check_ownership(handler, agent)
-            self._check_socket_takeover(handler, agent)
+            for step in self.admission_steps:
+                step(request)
         except errors.ApprovalAgentForbidden as exc:
             self.log.warning("jupyter-approvals refused agent %s: %s", agent, exc.message)
             # A route that decides journals an agent's attempt (decision_handlers.py).
@@ -117,48 +121,6 @@ class AgentGate:
     def owns_kernel(self, agent: str, kernel_id: str) -> bool:
         """Whether ``agent`` started ``kernel_id`` and no person has worked in it since."""
         return self.kernels_started.get(kernel_id) == agent
-
-    def _check_ownership(self, handler: web.RequestHandler, agent: str) -> None:
-        name = routes.handler_name(handler)
-        method = (handler.request.method or "").upper()
-        kwargs = handler.path_kwargs
-        if name in (seam.KERNEL, seam.KERNEL_ACTION):
-            acts = method == "DELETE" or kwargs.get("action") in ("restart", "interrupt")
-            kernel_id = kwargs.get("kernel_id", "")
-            if acts and not self.owns_kernel(agent, kernel_id):
-                raise routes.forbidden(
-                    f"Agents may shut down, restart or interrupt only kernels they started and "
-                    f"nobody else works in; {kernel_id} is not one of agent {agent}'s. Nothing "
-                    "was done.",
-                    kernel_id=kernel_id,
-                )
-        if (name, method) in (
-            (seam.SESSIONS, "POST"),
-            (seam.SESSION, "PATCH"),
-        ):
-            # A session on someone else's kernel would name a path of the agent's choosing
-            # for it (what held code says it runs in) and, once moved, stop it.
-            kernel = routes.json_body(handler.request.body).get("kernel")
-            attached = kernel.get("id") if isinstance(kernel, dict) else None
-            if attached is not None and not self.owns_kernel(agent, str(attached)):
-                raise routes.forbidden(
-                    f"Agents may attach sessions only to kernels they started; {attached} is "
-                    f"not one of agent {agent}'s. Ask for a new kernel by name. Nothing was done.",
-                    kernel_id=str(attached),
-                )
-        if name == seam.SESSION and method in ("DELETE", "PATCH"):
-            # Deleting a session, or moving it to another kernel, shuts its kernel down: the
-            # session and its kernel must both be the agent's.
-            session_id = kwargs.get("session_id", "")
-            its_kernel = sessions.kernel_of_session(self._sessions, session_id)
-            if self.sessions_started.get(session_id) != agent or (
-                its_kernel is not None and not self.owns_kernel(agent, its_kernel)
-            ):
-                raise routes.forbidden(
-                    f"Agents may change or delete only sessions they started, on kernels they "
-                    f"started; {session_id} is not one of agent {agent}'s. Nothing was done.",
-                    session_id=session_id,
-                )
 
     # -- a person's requests ---------------------------------------------------------------
 
@@ -200,57 +162,6 @@ class AgentGate:
                     key,
                     agent,
                 )
-
-    def _check_body(self, handler: web.RequestHandler) -> None:
-        """Refuse a body the gate cannot read as the handler will (it reads paths from it)."""
-        if not handler.request.body:
-            return
-        try:
-            routes.json_body(handler.request.body)
-        except (ValueError, UnicodeDecodeError):
-            raise routes.forbidden(
-                "The body is not a JSON object the gate can read exactly as the server would. "
-                "Nothing was done.",
-            ) from None
-
-    def _check_unscreened_room(self, handler: web.RequestHandler) -> None:
-        # A room saves what is typed into it through the contents manager, inside the server.
-        # Notebook rooms are screened and text rooms held (.agent_rooms); a room of another
-        # kind (a binary file's, say) would be an unheld write.
-        name = routes.handler_name(handler)
-        if name == seam.ROOM_SESSION and handler.request.method == "PUT":
-            try:
-                body = routes.json_body(handler.request.body)
-            except (ValueError, UnicodeDecodeError):
-                body = {}
-            kind = room_kind(f"{body.get('format')}:{body.get('type')}:")
-        elif name == seam.ROOM_SOCKET:
-            kind = socket_room_kind(handler)
-        else:
-            return
-        if kind == "document":
-            raise routes.forbidden(
-                "Agents may open collaboration rooms for notebooks and for text files only "
-                "(a text file's edits are held for a person). Write other files through the "
-                "contents API, where the write is held. Nothing was done.",
-            )
-
-    def _check_socket_takeover(self, handler: web.RequestHandler, agent: str) -> None:
-        # jupyter_server closes an open kernel websocket when another one arrives with the
-        # same session_id ("a client reconnecting"): an agent must not knock a person off.
-        if routes.handler_name(handler) != seam.KERNEL_SOCKET:
-            return
-        from jupyter_server.services.kernels.connection.channels import (
-            ZMQChannelsWebsocketConnection,
-        )
-
-        key = f"{handler.path_kwargs.get('kernel_id', '')}:{handler.get_argument('session_id', '')}"
-        holder = ZMQChannelsWebsocketConnection._open_sessions.get(key)
-        if holder is not None and self._sockets.get(holder) != agent:
-            raise routes.forbidden(
-                "Another client's connection to this kernel uses this session_id; agents may "
-                "not take it over. Connect with a session_id of your own.",
-            )
 
     def _remember_what_it_starts(self, handler: web.RequestHandler, agent: str) -> None:
         # The kernel and session ids exist only in the reply: read them from what the
@@ -322,10 +233,6 @@ class AgentGate:
         newly = sorted(paused - self._paused)
         self._paused = paused
         return newly
-
-    def open_sockets(self, agent: str) -> int:
-        """How many websockets of ``agent`` are open (for tests and the doctor)."""
-        return sum(1 for name in self._sockets.values() if name == agent)
 
     def screen(self, connection: Any, raw: Any) -> Any | None:
         """What to forward to the kernel for this client frame (None: nothing)."""
