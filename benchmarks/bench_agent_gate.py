@@ -2,10 +2,11 @@
 
 Two real ``jupyter server`` processes, each with one kernel: one plain (jupyter-approvals not
 enabled), one with the extension and so the gated kernel websocket connection. Every client
-socket has TCP_NODELAY, as the gate's own answers have: without it, a round trip of small
-frames on loopback waits about 40 ms for Nagle's algorithm and a delayed ACK, which hid what
-either server does. Each execute is timed alone; the paths run in interleaved batches and the
-figures are the min and median of all single executes of a path:
+socket sets TCP_NODELAY and acknowledges what it reads at once (TCP_QUICKACK), on both servers
+alike: otherwise a round trip of small frames on loopback waits about 40 ms for Nagle's
+algorithm on the server's side and a delayed ACK on ours, which hid what either server does.
+Each execute is timed alone; the paths run in interleaved batches and the figures are the min
+and median of all single executes of a path:
 
 1. a person's traffic: ``--requests`` small ``execute_request`` sent one after the other on
    the person's websocket (v1 protocol, as JupyterLab speaks), each awaited until its reply
