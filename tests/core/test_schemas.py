@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from jupyter_approvals.kernel import comm
 from .schema_strategies import from_schema
 
 SCHEMA_DIR = Path(schemas.__file__).parent
+RENDERER = Path(structured.__file__).parents[1] / "views" / "preview.js"
 #: As decision 0006 asks: fixed examples, nothing written into the tree.
 FUZZ = settings(
     max_examples=300,
@@ -117,6 +119,28 @@ def test_the_comm_schema_names_the_kernels_constants():
     assert found["ListingMessage"]["properties"]["protocol"]["const"] == COMM_PROTOCOL_VERSION
     assert tuple(found["Shown"]["required"]) == SHOWN_FIELDS
     assert tuple(found["Shown"]["properties"]) == SHOWN_FIELDS
+
+
+def test_the_renderer_knows_the_schemas_values_and_block_types():
+    # Given the renderer the card and the sidebar share, and the structured preview's schema
+    source = RENDERER.read_text(encoding="utf-8")
+    found = defs(schemas.STRUCTURED_PREVIEW)
+
+    def js_set(name: str) -> set[str]:
+        match = re.search(rf"const {name} = new Set\(\[([^\]]*)\]\)", source)
+        assert match is not None, f"no {name} in preview.js"
+        return set(re.findall(r"""['"]([a-z_]+)['"]""", match.group(1)))
+
+    blocks = re.search(r"const BLOCKS = \{([^}]*)\}", source)
+    assert blocks is not None
+    # Then the values it makes class names of, and the blocks it draws, are the schema's
+    assert js_set("TONES") == set(found["Tone"]["enum"])
+    assert js_set("LINE_OPS") == set(found["DiffLine"]["properties"]["op"]["enum"])
+    assert js_set("ROW_CHANGES") == set(found["TableRow"]["properties"]["change"]["enum"])
+    drawn = {entry.split(":")[0].strip() for entry in blocks.group(1).split(",")}
+    assert drawn == {
+        found[ref.rsplit("/", 1)[1]]["properties"]["type"]["const"] for ref in refs(found["Block"])
+    }
 
 
 def _one_cell_per_column(document: dict[str, Any]) -> dict[str, Any]:
