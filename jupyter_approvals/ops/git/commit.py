@@ -18,8 +18,9 @@ from typing import Any
 from ...core.lease import require_lease
 from ...kernel.gate import protected
 from ...kernel.handoff import recall, remember
+from ...previews.render_text import preview_of
 from ...previews.structured import Preview, StructuredPreview, fitting
-from ...previews.text import PREVIEW_BUDGET, PREVIEW_SECONDS, Deadline, PreviewText
+from ...previews.text import PREVIEW_SECONDS, Deadline
 from .command import (
     GitCommandFailed,
     GitCommitDiffers,
@@ -132,17 +133,12 @@ def _commit_preview(message: str, repo: str) -> Preview:
     if not shortstat:
         # Refused here, not in prepare: at run time a changed index must report a mismatch.
         raise invalid(f"Nothing is staged in {repo}; stage changes with git add first.")
-    text = PreviewText()
     structured = StructuredPreview()
     files = int(shortstat.split()[0])
     structured.count("files changed", files, "changed")
     structured.count("lines added", _stat_number(shortstat, "insertion"), "added")
     structured.count("lines removed", _stat_number(shortstat, "deletion"), "removed")
     structured.argv(git_argv(repo, state.setting.run, *_COMMIT_ARGS, message), title="runs (argv)")
-    text.add(f"Commit the staged changes of {repo}")
-    head = state.head[:12] if state.head else _NO_COMMITS
-    text.add(f"  branch: {state.branch or 'detached HEAD'}   HEAD: {head}")
-    text.add(f"  author: {state.author}")
     facts = [
         ("path:repository", repo),
         ("branch", state.branch or "detached HEAD"),
@@ -150,58 +146,35 @@ def _commit_preview(message: str, repo: str) -> Preview:
         ("author", state.author),
     ]
     if state.committer != state.author:
-        text.add(f"  committer: {state.committer}")
         facts.append(("committer", state.committer))
-    text.add("  hooks: the repository's commit hooks run as usual (they may change the commit)")
-    text.add(state.setting.hooks_line())
-    text.extend(state.setting.card_lines(), kind="environment variables")
     facts.extend(state.setting.card_facts())
     facts.append(("staged", shortstat))
     structured.facts(facts)
-    text.add(f"staged: {shortstat}")
-    text.add("message:")
+    structured.note("The repository's commit hooks run as usual; they may change the commit.")
     # The message may use a quarter of the budget; the files and the patch need the rest.
-    shown = PreviewText(PREVIEW_BUDGET // 4)
     message_lines = message.splitlines()
-    shown.extend((f"  {line}" for line in message_lines), kind="message lines")
-    text.extend(shown.render().splitlines(), kind="message lines")
     kept = fitting(message_lines, structured.budget // 4)
     structured.code("\n".join(message_lines[:kept]), "text", title="message")
     structured.left_out(len(message_lines) - kept, "message lines")
-    stat, complete = git_prefix(
-        repo, *diff, "--stat=200,160", *trees, limit=_STAT_BYTES, timeout=PREVIEW_SECONDS
-    )
-    stat_lines = stat.splitlines()[:-1]  # the summary line, or a line cut short
-    text.add("files:")
-    text.extend((f"  {line}" for line in stat_lines), kind="files")
-    text.left_out(files - len(stat_lines), "files")
-    patch_lines: list[str] | None = None
-    if not deadline.passed() and not text.full:
+    if not deadline.passed():
+        _file_paths(structured, repo, (*diff, "--raw", "--numstat", "-z", *trees), files)
+    else:
+        structured.left_out(files, "files")
+    if not deadline.passed() and not structured.full:
         patch, complete = git_prefix(
             repo, *diff, "-p", *trees, limit=_PATCH_BYTES, timeout=PREVIEW_SECONDS
         )
-        text.add("patch (start):")
         lines = patch.splitlines()
         if not complete and lines:
             lines.pop()  # a cut last line
-        text.extend((f"  {line}" for line in lines), kind="patch lines")
-        patch_lines = lines
+        add_patch(structured, lines)
         if not complete:
-            longer = f"The patch is longer than the {_PATCH_BYTES // 1024} KiB previewed."
-            text.note(longer)
-            structured.note(longer)
+            structured.note(f"The patch is longer than the {_PATCH_BYTES // 1024} KiB previewed.")
     else:
-        skipped = "The patch is not previewed (time or space used up); the stat above is complete."
-        text.note(skipped)
-        structured.note("The patch is not previewed (time or space used up).")
-    # Read after the text's own git calls, so that it cannot take their time.
-    if not deadline.passed():
-        _file_paths(structured, repo, (*diff, "--name-status", "-z", *trees), files)
-    else:
-        structured.left_out(files, "files")
-    if patch_lines is not None:
-        add_patch(structured, patch_lines)
-    return Preview(text.render(), structured.document())
+        structured.note(
+            "The patch is not previewed (time or space used up); the list of files is complete."
+        )
+    return preview_of(structured)
 
 
 _STATUS = {"A": "added", "D": "deleted", "M": "modified", "T": "type changed"}
@@ -215,22 +188,52 @@ def _stat_number(shortstat: str, word: str) -> int:
 def _file_paths(
     structured: StructuredPreview, repo: str, args: tuple[str, ...], files: int
 ) -> None:
-    """The files of the commit with their status (added, modified...), as many as fit."""
+    """The files of the commit, as many as fit, each with its status (added, modified...),
+    its lines added and removed (or "binary") and a change of its mode."""
     listing, complete = git_prefix(repo, *args, limit=_STAT_BYTES, timeout=PREVIEW_SECONDS)
     fields = listing.split("\0")
     if not complete:
         fields = fields[:-1]  # a cut last path
+    details = _file_details(fields)
     block = structured.paths(f"files ({files:,})")
     shown = counted = 0  # counted: refused by the builder, which counts it itself
     if block is not None:
-        for status, path in zip(fields[0::2], fields[1::2], strict=False):
+        for path, detail in details.items():
             if structured.full:
                 break
-            if not block.add(path, _STATUS.get(status[:1], status), "files"):
+            if not block.add(path, detail, "files"):
                 counted = 1
                 break
             shown += 1
     structured.left_out(files - shown - counted, "files")
+
+
+def _file_details(fields: list[str]) -> dict[str, str]:
+    """``git diff --raw --numstat -z`` read as ``{path: "modified, +1 -0, mode 100644 ->
+    100755"}``: every raw record (``:modes shas status``, then the path) comes first, then one
+    ``added<TAB>removed<TAB>path`` per file (``-`` for binary content)."""
+    raw: dict[str, tuple[str, str, str]] = {}
+    at = 0
+    while at + 1 < len(fields) and fields[at].startswith(":"):
+        old_mode, new_mode, _, _, status = fields[at][1:].split(" ", 4)
+        raw[fields[at + 1]] = (status, old_mode, new_mode)
+        at += 2
+    counts: dict[str, str] = {}
+    for field in fields[at:]:
+        added, _, rest = field.partition("\t")
+        removed, _, path = rest.partition("\t")
+        counts[path] = "binary" if added == "-" else f"+{added} -{removed}"
+    details = {}
+    for path, (status, old_mode, new_mode) in raw.items():
+        detail = [_STATUS.get(status[:1], status)]
+        if path in counts:
+            detail.append(counts[path])
+        if old_mode != new_mode and old_mode != "000000" and new_mode != "000000":
+            detail.append(f"mode {old_mode} -> {new_mode}")
+        elif old_mode == "000000" and new_mode != "100644":
+            detail.append(f"mode {new_mode}")
+        details[path] = ", ".join(detail)
+    return details
 
 
 def _stored_message(message: str) -> str:

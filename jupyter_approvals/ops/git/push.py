@@ -17,8 +17,9 @@ from typing import Any
 from ...core.lease import require_lease
 from ...kernel.gate import protected
 from ...kernel.handoff import recall, remember
+from ...previews.render_text import preview_of
 from ...previews.structured import Preview, StructuredPreview
-from ...previews.text import PreviewText, plural
+from ...previews.text import plural
 from .command import (
     REMOTE_SECONDS,
     GitCommandFailed,
@@ -151,32 +152,21 @@ def _push_preview(remote: str, branch: str, repo: str) -> Preview:
     count = int(
         git_output(repo, "rev-list", "--count", *revisions, what="cannot count the commits")
     )
-    text = PreviewText()
     structured = StructuredPreview()
     structured.count("commits to push", count, "added")
     argv = git_argv(repo, state.setting.run, *_push_args(remote, state.local, branch))
     structured.argv(argv, title="runs (argv)")
-    shown_url = redact_url(state.url)
-    text.add(f"Push {branch} from {repo}")
-    text.add(f"  remote: {remote}  {shown_url}")
-    text.add(f"  {branch} ({state.local[:12]}) -> {remote} refs/heads/{branch}")
-    text.add(state.setting.hooks_line())
-    text.extend(state.setting.card_lines(), kind="environment variables")
     facts = [
         ("path:repository", repo),
         ("remote", remote),
-        ("URL", shown_url),
+        ("URL", redact_url(state.url)),
         ("branch", f"{branch} at {state.local}"),
         ("to", f"{remote} refs/heads/{branch}"),
     ]
     if state.remote_tip is None:
-        text.add(f"  new branch on the remote: {remote} has no branch {branch} now")
-        text.add(f"{plural(count, 'commit')} not on any known branch of {remote}:")
         facts.append(("remote's tip", f"none: a new branch on {remote}"))
         title = f"{plural(count, 'commit')} not on any known branch of {remote}"
     else:
-        text.add(f"  fast-forward from {state.remote_tip[:12]} (the remote's tip as read now)")
-        text.add(f"{plural(count, 'commit')} to push:")
         facts.append(("remote's tip", f"{state.remote_tip} (fast-forward from it, as read now)"))
         title = f"{plural(count, 'commit')} to push"
     structured.facts([*facts, *state.setting.card_facts()])
@@ -191,8 +181,6 @@ def _push_preview(remote: str, branch: str, repo: str) -> Preview:
         what="cannot list the commits",
     )
     lines = log.splitlines()
-    text.extend((f"  {line}" for line in lines), kind="commits")
-    text.left_out(count - len(lines), "commits")
     table = structured.table([("commit", None, True), ("subject", None, False)], title=title)
     shown = counted = 0  # counted: refused by the builder, which counts it itself
     if table is not None:
@@ -205,10 +193,8 @@ def _push_preview(remote: str, branch: str, repo: str) -> Preview:
                 break
             shown += 1
     structured.left_out(count - shown - counted, "commits")
-    last = "The pre-push hook, if any, runs as usual. Tags are not pushed."
-    text.note(last)
-    structured.note(last)
-    return Preview(text.render(), structured.document())
+    structured.note("The pre-push hook, if any, runs as usual. Tags are not pushed.")
+    return preview_of(structured)
 
 
 def _push_args(remote: str, local: str, branch: str) -> tuple[str, ...]:

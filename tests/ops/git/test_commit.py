@@ -49,13 +49,12 @@ def test_the_commit_preview_shows_branch_head_author_message_and_staged_changes(
     info = request_of(session, ask(lambda: git_commit("Add data\n\nWith a body", repo=repo)))
     # Then the card says where, who, what message and which changes
     preview = info.preview
-    head = clean_head(repo)[:12]
-    assert f"Commit the staged changes of {repo}" in preview
-    assert f"branch: main   HEAD: {head}" in preview
+    head = clean_head(repo)
+    assert f"repository: {repo}\nbranch: main\nHEAD: {head}\n" in preview
     assert "author: Ada Lovelace <ada@example.org>" in preview
-    assert "  Add data\n  \n  With a body" in preview
+    assert "message:\n  Add data\n  \n  With a body" in preview
     assert "staged: 2 files changed, 3 insertions(+)" in preview
-    assert " data.csv | 2 ++" in preview
+    assert "  data.csv  added, +2 -0" in preview
     assert "+world" in preview
     assert info.summary == "git commit in repo: Add data"
 
@@ -107,7 +106,7 @@ def test_the_first_commit_of_a_repository(session, tmp_path):
     sha = git_commit("First", repo=fresh)
     # Then the preview said so and the root commit exists
     assert "HEAD: no commits yet" in info.preview
-    assert " a.txt | 1 +" in info.preview
+    assert "  a.txt  added, +1 -0" in info.preview
     assert git(fresh, "rev-list", "--count", "HEAD") == "1"
     assert git(fresh, "rev-parse", "HEAD") == sha
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import re
 import socket
 import subprocess
 import threading
@@ -40,9 +41,9 @@ def test_an_approved_push_sends_the_commits_once(session, repo, origin):
     assert git(origin, "rev-list", "--count", "main") == "3"
     # And the preview listed both commits and the fast-forward
     assert "2 commits to push:" in info.preview
-    assert f"  {second[:7]} Add b\n  {first[:7]} Add a" in info.preview
-    assert f"remote: origin  {origin}" in info.preview
-    assert f"main ({second[:12]}) -> origin refs/heads/main" in info.preview
+    assert f"  + {second[:7]} | Add b\n  + {first[:7]} | Add a" in info.preview
+    assert f"remote: origin\nURL: {origin}\n" in info.preview
+    assert f"branch: main at {second}\nto: origin refs/heads/main" in info.preview
     assert "fast-forward from" in info.preview
     # And pushing again has nothing to push; a new commit needs a new approval
     with pytest.raises(errors.ApprovalInvalidArgument, match="Nothing to push"):
@@ -60,7 +61,7 @@ def test_a_new_branch_is_announced(session, repo, origin):
     info = approve(session, lambda: git_push("origin", "feature", repo=repo))
     git_push("origin", "feature", repo=repo)
     # Then the card said it is new, listed the commit, and origin has it
-    assert "new branch on the remote: origin has no branch feature now" in info.preview
+    assert "remote's tip: none: a new branch on origin" in info.preview
     assert "1 commit not on any known branch of origin:" in info.preview
     assert "Feature work" in info.preview
     assert git(origin, "rev-parse", "feature") == sha
@@ -191,8 +192,9 @@ def test_the_push_preview_stays_bounded_for_many_commits(session, repo):
     # Then the count is exact, the list is bounded and the rest is announced
     assert "300 commits to push:" in preview
     assert "Commit 299 " in preview
-    listed = [line for line in preview.splitlines() if line.startswith("  ") and "Commit " in line]
-    assert f"… {300 - len(listed)} more commits not shown" in preview
+    listed = [line for line in preview.splitlines() if line.startswith("  + ") and "Commit" in line]
+    cut = re.findall(r"… (\d+) more (?:rows|commits) not shown", preview)
+    assert len(listed) + sum(map(int, cut)) == 300
     assert len(listed) <= 200
     assert len(preview) <= PREVIEW_BUDGET
 
@@ -225,7 +227,7 @@ def test_credentials_in_the_remote_url_are_not_shown(session, repo, origin, http
     # When a push to it is asked for (it is never approved: dumb HTTP cannot receive)
     info = request_of(session, ask(lambda: git_push("mirror", repo=repo)))
     # Then the card names the host but not the credentials
-    assert f"remote: mirror  {http_origin.replace('http://', 'http://***@')}" in info.preview
+    assert f"remote: mirror\nURL: {http_origin.replace('http://', 'http://***@')}" in info.preview
     assert "s3cret" not in info.preview + info.summary
     assert "fast-forward from" in info.preview
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 
 import pytest
@@ -13,7 +14,7 @@ from jupyter_approvals.ops.git import (
     git_commit,
     git_push,
 )
-from jupyter_approvals.previews.text import PREVIEW_BUDGET, TAIL_RESERVE
+from jupyter_approvals.previews.text import PREVIEW_BUDGET
 
 from ..conftest import approve, ask, change_after_fingerprint, request_of
 from .conftest import clean_head, commit, git, stage
@@ -55,16 +56,18 @@ def test_a_hook_that_only_adds_trailing_whitespace_is_reported(session, repo):
 # -- previews use their whole budget --------------------------------------------------------
 
 
-def test_the_commit_preview_fills_its_budget_before_cutting(session, repo):
+def test_the_commit_preview_lists_what_fits_and_counts_every_other_file(session, repo):
     # Given far more staged files than a card can list
     for i in range(2000):
         (repo / f"f{i:05d}.txt").write_text("x\n")
     git(repo, "add", ".")
     # When the commit is asked for
     preview = request_of(session, ask(lambda: git_commit("Many", repo=repo))).preview
-    # Then the listing runs up to the budget less PreviewText's own reserve for its closing lines
-    kept = preview.split("\n… ", 1)[0]
-    assert PREVIEW_BUDGET - TAIL_RESERVE - 100 < len(kept) <= PREVIEW_BUDGET - TAIL_RESERVE
+    # Then the listing shows hundreds of files and counts the rest, within the budget
+    listed = [line for line in preview.splitlines() if line.endswith(".txt  added, +1 -0")]
+    [cut] = re.findall(r"… ([\d,]+) more files not shown", preview)
+    assert len(listed) > 200
+    assert len(listed) + int(cut.replace(",", "")) == 2000
     assert len(preview) <= PREVIEW_BUDGET
 
 

@@ -178,15 +178,15 @@ def test_the_cards_name_the_git_variables_that_are_set(session, repo, monkeypatc
     ]
     # Then each card lists them, without any secret, and leaves out the ordinary ones
     for preview in cards:
-        assert "  environment: GIT_SSH_COMMAND=ssh -i /keys/deploy" in preview
-        assert "  environment: GIT_ACCESS_TOKEN (value hidden)" in preview
-        assert "  environment: https_proxy=http://***@proxy.example:3128" in preview
+        assert "environment: GIT_SSH_COMMAND=ssh -i /keys/deploy" in preview
+        assert "environment: GIT_ACCESS_TOKEN (value hidden)" in preview
+        assert "environment: https_proxy=http://***@proxy.example:3128" in preview
         assert (
-            "  environment: GIT_CONFIG_PARAMETERS sets core.sshcommand=ssh -v, "
+            "environment: GIT_CONFIG_PARAMETERS sets core.sshcommand=ssh -v, "
             "http.extraheader (value hidden)" in preview
         )
-        assert "  environment: GIT_CONFIG_KEY_0=http.extraHeader" in preview
-        assert "  environment: GIT_CONFIG_VALUE_0 (value hidden)" in preview
+        assert "environment: GIT_CONFIG_KEY_0=http.extraHeader" in preview
+        assert "environment: GIT_CONFIG_VALUE_0 (value hidden)" in preview
         assert "s3cret" not in preview
         assert "environment: PATH" not in preview
         assert "environment: GIT_CONFIG_GLOBAL=/dev/null" in preview
@@ -217,14 +217,14 @@ def test_the_cards_list_the_hooks_that_will_run(session, repo, tmp_path):
     commit_card = request_of(session, ask(lambda: git_commit("Add data", repo=repo))).preview
     push_card = request_of(session, ask(lambda: git_push(repo=repo))).preview
     # Then each card names the hooks git will run, and where it looks for them
-    assert f"  hooks that will run: pre-commit (in {hooks})" in commit_card
-    assert f"  hooks that will run: none (in {hooks})" in push_card
+    assert f"hooks that will run: pre-commit\nhooks directory: {hooks}\n" in commit_card
+    assert f"hooks that will run: none\nhooks directory: {hooks}\n" in push_card
     # And a core.hooksPath elsewhere is where the card looks
     elsewhere = tmp_path / "shared-hooks"
     write_hook(elsewhere, "pre-push", "exit 0")
     git(repo, "config", "core.hooksPath", str(elsewhere))
     push_card = request_of(session, ask(lambda: git_push(repo=repo))).preview
-    assert f"  hooks that will run: pre-push (in {elsewhere})" in push_card
+    assert f"hooks that will run: pre-push\nhooks directory: {elsewhere}\n" in push_card
 
 
 @pytest.mark.parametrize(

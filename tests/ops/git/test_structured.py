@@ -67,14 +67,14 @@ def test_the_commit_shows_its_argv_counts_files_and_hunks_with_changed_words(ses
     assert facts["HEAD"] == clean_head(repo)
     assert facts["author"] == "Ada Lovelace <ada@example.org>"
     assert facts["hooks that will run"] == "none"
-    # And the message is a block, the files are paths with their status
+    # And the message is a block, the files are paths with their status and line counts
     [message] = [b for b in _blocks(document, "code") if b["title"] == "message"]
     assert message["text"] == "Edit notes\n\nBody"
     [files] = _blocks(document, "paths")
     assert files["items"] == [
-        {"path": "README", "detail": "deleted"},
-        {"path": "data.csv", "detail": "added"},
-        {"path": "notes.txt", "detail": "modified"},
+        {"path": "README", "detail": "deleted, +0 -1"},
+        {"path": "data.csv", "detail": "added, +1 -0"},
+        {"path": "notes.txt", "detail": "modified, +2 -1"},
     ]
     # And the edit is a hunk with line numbers, the changed word marked on both sides
     [notes] = [b for b in _blocks(document, "diff") if b["new_path"] == "notes.txt"]
@@ -104,34 +104,35 @@ def test_the_commit_shows_its_argv_counts_files_and_hunks_with_changed_words(ses
     assert checked_structured(document, 64_000) == document
 
 
-def test_the_commit_text_preview_is_unchanged(session, repo):
+def test_the_commit_text_preview_is_rendered_from_its_blocks(session, repo):
     # Given one staged new file
     stage(repo, "a.txt", "x\n")
     head = clean_head(repo)
     # When the commit is asked for
     preview = request_of(session, ask(lambda: git_commit("Add a", repo=repo))).preview
-    # Then the text is what it was before the structured form existed
+    # Then the text says, block by block, the counts, the argv, the facts, the message,
+    # the files and the patch, then the note on hooks
     lines = preview.splitlines()
-    assert lines[:3] == [
-        f"Commit the staged changes of {repo}",
-        f"  branch: main   HEAD: {head[:12]}",
-        "  author: Ada Lovelace <ada@example.org>",
+    assert lines[:2] == ["1 file changed, 1 line added, 0 lines removed", "runs (argv):"]
+    start = lines.index(f"repository: {repo}")
+    assert lines[start : start + 4] == [
+        f"repository: {repo}",
+        "branch: main",
+        f"HEAD: {head}",
+        "author: Ada Lovelace <ada@example.org>",
     ]
     start = lines.index("staged: 1 file changed, 1 insertion(+)")
     assert lines[start:] == [
         "staged: 1 file changed, 1 insertion(+)",
         "message:",
         "  Add a",
-        "files:",
-        "   a.txt | 1 +",
-        "patch (start):",
-        "  diff --git a/a.txt b/a.txt",
-        "  new file mode 100644",
-        "  index 0000000..587be6b",
-        "  --- /dev/null",
-        "  +++ b/a.txt",
-        "  @@ -0,0 +1 @@",
-        "  +x",
+        "files (1):",
+        "  a.txt  added, +1 -0",
+        "--- /dev/null",
+        "+++ a.txt",
+        "@@ -0,0 +1 @@",
+        "+x",
+        "The repository's commit hooks run as usual; they may change the commit.",
     ]
 
 
