@@ -131,17 +131,6 @@ class _Unterminated(Exception):
         self.position = position
 
 
-def tokenize(text: str, lexer: Lexer = SQLITE) -> list[Token]:
-    """Tokens of ``text`` as ``lexer`` reads it (comments and whitespace dropped).
-
-    Raises ApprovalInvalidArgument for unterminated quoted text.
-    """
-    try:
-        return _tokens(text, lexer)
-    except _Unterminated as exc:
-        raise _invalid(exc.message, position=exc.position) from None
-
-
 def _tokens(text: str, lexer: Lexer) -> list[Token]:
     tokens: list[Token] = []
     depth = 0

@@ -40,7 +40,6 @@ MAX_ELSEWHERE = 100
 RETRY_AFTER_S = 2
 
 
-@functools.lru_cache(maxsize=256)
 def _reply_margin(timeout: float) -> float:
     """How long before the server stops waiting the kernel must have read a decision."""
     return min(0.5, timeout / 4)
@@ -48,10 +47,16 @@ def _reply_margin(timeout: float) -> float:
 
 def _outside(path: object, state_dir: Path | None) -> str | None:
     """``path`` when it is a journal path that is not below ``state_dir`` (resolved), else
-    None. Cached: a kernel's journal path is fixed when its approvals start, and resolving it
-    on every poll of every kernel would cost more than the rest of the list."""
+    None. What a kernel lists is checked here, before the cache, which takes only strings."""
     if state_dir is None or not isinstance(path, str) or not path:
         return None
+    return _outside_resolved(path, state_dir)
+
+
+@functools.lru_cache(maxsize=1024)
+def _outside_resolved(path: str, state_dir: Path) -> str | None:
+    # Cached: a kernel's journal path is fixed when its approvals start, and resolving it on
+    # every poll of every kernel would cost more than the rest of the list.
     return None if Path(path).resolve().is_relative_to(state_dir) else path
 
 
