@@ -38,3 +38,30 @@ def test_the_sidebar_reads_the_cell_metadata_key_the_server_writes():
     found = re.search(r"const METADATA_KEY = '([a-z_]+)'", AGENT_CELLS_TS.read_text())
     assert found is not None
     assert found.group(1) == protocol.CELL_METADATA_KEY
+
+
+def test_every_reference_to_a_section_of_the_protocol_names_one_that_exists():
+    # Given the numbered sections of docs/protocol.md
+    protocol_md = (ROOT / "docs" / "protocol.md").read_text()
+    sections = set(re.findall(r"^#{2,4} (\d+(?:\.\d+)*)\.? ", protocol_md, flags=re.MULTILINE))
+    # When every source, test and document names one ("docs/protocol.md 6.1", "section 4")
+    sources = [
+        *(ROOT / "jupyter_approvals").rglob("*.py"),
+        *(ROOT / "jupyter_approvals" / "views").glob("*.js"),
+        *(ROOT / "jupyter_approvals" / "kernel" / "card").glob("*.js"),
+        *(ROOT / "labextension" / "src").glob("*.ts"),
+        *(ROOT / "tests").rglob("*.py"),
+        *(ROOT / "docs").rglob("*.md"),
+        ROOT / "README.md",
+        ROOT / "CONTRIBUTING.md",
+    ]
+    reference = re.compile(r"protocol\.md,?\s+(?:section\s+|§)?(\d+(?:\.\d+)*)")
+    stale = [
+        f"{path.relative_to(ROOT)}: {number}"
+        for path in sources
+        for number in reference.findall(path.read_text())
+        if number not in sections
+    ]
+    # Then each such section exists
+    assert sections >= {"1", "1.11", "4.1", "6.2.2", "7.4"}
+    assert stale == []

@@ -1,6 +1,6 @@
 """REST handlers for the person's control of agents: list them, pause and resume one.
 
-``GET agents`` and ``POST agents/{name}/pause|resume`` (docs/protocol.md 6.5). Agents get 403
+``GET agents`` and ``POST agents/{name}/pause|resume`` (docs/protocol.md 6.2.2). Agents get 403
 here like on every route of this API. A pause rejects the agent's held requests at once.
 """
 
