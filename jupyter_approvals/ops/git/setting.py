@@ -148,20 +148,11 @@ class GitSetting:
         """Where git looks for the hook ``name``."""
         return os.path.join(self.hooks_dir, name)
 
-    def card_lines(self) -> list[str]:
-        """``  environment: NAME=value`` for each steering variable that is not ordinary."""
-        return [f"  environment: {line}" for line in self.shown]
-
     def card_facts(self) -> list[tuple[str, str]]:
         """The hooks that will run, where, and the steering variables, as a card's facts."""
         running = ", ".join(name for name, runs in self.hooks if runs) or "none"
         facts = [("hooks that will run", running), ("path:hooks directory", self.hooks_dir)]
         return facts + [("environment", line) for line in self.shown]
-
-    def hooks_line(self) -> str:
-        """The card's line naming the hooks that will run and where they are."""
-        running = ", ".join(name for name, runs in self.hooks if runs) or "none"
-        return f"  hooks that will run: {running} (in {self.hooks_dir})"
 
 
 def git_setting(

@@ -5,23 +5,24 @@ changed, with example keys and the changed columns. Every comparison is bounded 
 by the preview's deadline, and says so when it is skipped. A CSV file is compared as text with
 the text the new table will be written as, so type guessing never invents changes.
 
-The same pass fills the structured preview, when one is asked for, through
-:class:`.structured.StructuredComparison`. The first rows of the new table are in :mod:`.head`
-(text) and :mod:`.structured` (table); their names are importable from here too.
+It is written into the card's structured preview through
+:class:`.structured.StructuredComparison` (the text is rendered from that document). The
+first rows of the new table are :func:`.structured.add_head`; its name is importable from
+here too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
 
 from ...previews.structured import StructuredPreview
 from ...previews.table_diff import EXAMPLES, ColumnDiff, RowDiff, diff_columns, diff_rows
-from ...previews.text import Deadline, PreviewText, plural, size_text
+from ...previews.text import Deadline, plural
 from ..common.files_state import FileState
 from .formats import csv_frame, csv_names, read_existing
-from .head import HEAD_COLUMNS, HEAD_ROWS, head_lines
+from .head import HEAD_COLUMNS, HEAD_ROWS
 from .structured import (
     STRUCTURED_ROWS,
     TABLE_COLUMNS,
@@ -42,7 +43,6 @@ __all__ = [
     "add_csv_changes",
     "add_head",
     "cell_text",
-    "head_lines",
 ]
 
 #: A new table larger than this (bytes in memory) is not diffed row by row in the preview.
@@ -52,7 +52,7 @@ CSV_DIFF_LIMIT_CELLS = 5_000_000
 
 
 def add_changes(
-    text: PreviewText,
+    structured: StructuredPreview,
     pd: Any,
     new: Any,
     target: Path,
@@ -61,33 +61,23 @@ def add_changes(
     key: list[Hashable] | None,
     index: bool,
     deadline: Deadline,
-    structured: StructuredPreview | None = None,
 ) -> None:
     """Compare the new table with the file it replaces, as far as size and time allow."""
     existing = read_existing(pd, target, fmt, index, state.size or 0, state.data)
-    text.add(f"Changes against the existing file ({size_text(existing.size)}):")
     shown = StructuredComparison(structured)
     if existing.problem is not None:
-        text.add(f"  Note: {existing.problem}.")
         shown.note(existing.problem)
     if existing.frame is None:
-        columns = None
-        if existing.dtypes is not None:
-            columns = _names_only(existing.dtypes, new)
-            _add_column_changes(text, columns, types=False)
-        if existing.rows is not None:
-            text.add(f"  Rows: {existing.rows:,} -> {len(new):,}")
+        columns = _names_only(existing.dtypes, new) if existing.dtypes is not None else None
         shown.changes(None, existing.rows, len(new), columns)
         return
     old = existing.frame
     columns = diff_columns(old, new)
-    _add_column_changes(text, columns, types=True)
-    text.add(f"  Rows: {len(old):,} -> {len(new):,}")
-    if key is None or _row_diff_skipped(text, old, new, key, deadline, shown):
+    if key is None or _row_diff_skipped(old, new, key, deadline, shown):
         shown.changes(None, len(old), len(new), columns)
         return
-    rows = diff_rows(pd, old, new, key, _examples_wanted(structured))
-    _add_row_changes(text, rows, key, shown)
+    rows = diff_rows(pd, old, new, key, max(EXAMPLES, STRUCTURED_ROWS))
+    _duplicates(rows, shown)
     shown.changes(rows, len(old), len(new), columns)
     if shown.on(deadline):
         types = {name: str(dtype) for name, dtype in new.dtypes.items()}
@@ -96,7 +86,7 @@ def add_changes(
 
 
 def add_csv_changes(
-    text: PreviewText,
+    structured: StructuredPreview,
     pd: Any,
     df: Any,
     target: Path,
@@ -104,14 +94,11 @@ def add_csv_changes(
     key: list[Hashable] | None,
     index: bool,
     deadline: Deadline,
-    structured: StructuredPreview | None = None,
 ) -> None:
     """Compare with a CSV file as text: the file's cells against what the new file will hold."""
     existing = read_existing(pd, target, "csv", index, state.size or 0, state.data)
-    text.add(f"Changes against the existing file ({size_text(existing.size)}):")
     shown = StructuredComparison(structured)
     if existing.problem is not None:
-        text.add(f"  Note: {existing.problem}.")
         shown.note(existing.problem)
     if existing.frame is None:
         shown.changes(None, None, len(df), None)
@@ -120,14 +107,12 @@ def add_csv_changes(
     try:
         names = csv_names(pd, df, index)
     except Exception as exc:  # a frame CSV cannot render only changes what the preview says
-        text.add(f"  Note: the new table's CSV header could not be read back: {exc}.")
         shown.note(f"the new table's CSV header could not be read back: {exc}")
         shown.changes(None, len(old), len(df), None)
         return
     # Index columns come first in the file, then df's columns in order.
     offset = df.index.nlevels if index else 0
     if len(names) != offset + len(df.columns):
-        text.add("  Note: the new table's CSV header does not map to its columns; not compared.")
         shown.note("the new table's CSV header does not map to its columns; not compared")
         shown.changes(None, len(old), len(df), None)
         return
@@ -141,29 +126,25 @@ def add_csv_changes(
         added=[(n, t) for n, t in new_types.items() if n not in old.columns],
         removed=[(n, "text") for n in old.columns if n not in new_types],
     )
-    _add_column_changes(text, columns, types=False)
-    text.add(f"  Rows: {len(old):,} -> {len(df):,}")
     if key is None:
         shown.changes(None, len(old), len(df), columns)
         return
     key_names = [names[offset + df.columns.get_loc(name)] for name in key]
-    if _row_diff_skipped(text, old, df, key_names, deadline, shown):
+    if _row_diff_skipped(old, df, key_names, deadline, shown):
         shown.changes(None, len(old), len(df), columns)
         return
     if df.size > CSV_DIFF_LIMIT_CELLS:
         # Rendering the new table as CSV text and reading it back costs about a second per
         # million cells: past the limit the card would take too long to appear.
-        skipped = (
+        shown.note(
             f"Row changes by key were not computed: the new table has {df.size:,} cells, more "
             f"than the {CSV_DIFF_LIMIT_CELLS:,} a CSV preview compares."
         )
-        text.note(skipped)
-        shown.note(skipped)
         shown.changes(None, len(old), len(df), columns)
         return
     new = csv_frame(pd, df, index)
-    rows = diff_rows(pd, old, new, key_names, _examples_wanted(structured))
-    _add_row_changes(text, rows, key, shown)
+    rows = diff_rows(pd, old, new, key_names, max(EXAMPLES, STRUCTURED_ROWS))
+    _duplicates(rows, shown)
     shown.changes(rows, len(old), len(df), columns)
     if shown.on(deadline):
         # The file holds text: its cells are shown as text, under the new table's dtypes; a
@@ -178,7 +159,6 @@ def add_csv_changes(
 
 
 def _row_diff_skipped(
-    text: PreviewText,
     old: Any,
     new: Any,
     key: list[Hashable],
@@ -189,14 +169,11 @@ def _row_diff_skipped(
     missing = [name for name in key if name not in old.columns]
     reason = None
     if missing:
-        line = (
+        reason = (
             f"Rows by key: the existing file has no column {', '.join(map(repr, missing))}; "
             "rows cannot be matched by key."
         )
-        text.add("  " + line)
-        shown.note(line)
-        return True
-    if deadline.passed():
+    elif deadline.passed():
         reason = "Row changes by key were not computed: reading the existing file took too long."
     elif new.memory_usage(index=False).sum() > DIFF_LIMIT_BYTES:
         reason = (
@@ -205,7 +182,6 @@ def _row_diff_skipped(
         )
     if reason is None:
         return False
-    text.note(reason)
     shown.note(reason)
     return True
 
@@ -219,53 +195,18 @@ def _names_only(old_types: dict[Any, str], new: Any) -> ColumnDiff:
     )
 
 
-def _add_column_changes(text: PreviewText, columns: ColumnDiff, types: bool) -> None:
-    if columns.empty:
-        text.add("  Columns: unchanged" + ("" if types else " (names)"))
-        return
-    if columns.added:
-        listed = ", ".join(f"{name} ({dtype})" for name, dtype in columns.added)
-        text.add(f"  Columns added ({len(columns.added):,}): {listed}")
-    if columns.removed:
-        listed = ", ".join(f"{name} ({dtype})" for name, dtype in columns.removed)
-        text.add(f"  Columns removed ({len(columns.removed):,}): {listed}")
-    if columns.retyped:
-        listed = ", ".join(f"{name} {old} -> {new}" for name, old, new in columns.retyped)
-        text.add(f"  Columns retyped ({len(columns.retyped):,}): {listed}")
-
-
-def _add_row_changes(
-    text: PreviewText, rows: RowDiff, key: Sequence[Hashable], shown: StructuredComparison
-) -> None:
-    # The text names EXAMPLES keys of each kind, however many the structured preview shows.
-    key_label = ", ".join(map(str, key))
-    text.add(
-        f"  Rows by key ({key_label}): {rows.added:,} added, {rows.removed:,} removed, "
-        f"{rows.changed:,} changed, {rows.unchanged:,} unchanged"
-    )
-    if rows.example_added:
-        text.add(f"    added: {_examples(rows.example_added[:EXAMPLES], rows.added)}")
-    if rows.example_removed:
-        text.add(f"    removed: {_examples(rows.example_removed[:EXAMPLES], rows.removed)}")
-    if rows.example_changed:
-        text.add("    changed:")
-        named = rows.example_changed[:EXAMPLES]
-        for value, changed_columns in named:
-            listed = ", ".join(map(str, changed_columns)) or "(values differ only in type)"
-            text.add(f"      {_key_text(value)}: {listed}", "changed rows")
-        text.left_out(rows.changed - len(named), "changed rows")
+def _duplicates(rows: RowDiff, shown: StructuredComparison) -> None:
+    """A note for each side whose key is not unique: rows were matched by their first row."""
     for which, count, examples in (
         ("existing file", rows.duplicate_old, rows.example_duplicate_old[:EXAMPLES]),
         ("new table", rows.duplicate_new, rows.example_duplicate_new[:EXAMPLES]),
     ):
         if count:
-            line = (
+            shown.note(
                 f"Duplicate keys in the {which}: {plural(count, 'key')} "
                 f"{'appears' if count == 1 else 'appear'} more than once "
                 f"({_examples(examples, count)}); only the first row of each was compared."
             )
-            text.add("  " + line)
-            shown.note(line)
 
 
 def _examples(values: list[Any], total: int) -> str:
@@ -277,8 +218,3 @@ def _examples(values: list[Any], total: int) -> str:
 def _key_text(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _examples_wanted(structured: StructuredPreview | None) -> int:
-    """Example rows to find: what the structured preview shows, else what the text names."""
-    return EXAMPLES if structured is None else max(EXAMPLES, STRUCTURED_ROWS)

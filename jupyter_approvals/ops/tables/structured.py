@@ -1,4 +1,4 @@
-"""The structured side of a table.write card, built in the same pass as its text.
+"""The structured preview of a table.write card, which its text is rendered from.
 
 The counts first (rows added, removed, changed; rows before and after; columns added,
 removed, retyped), then the column changes as a table, then the changed rows with the old and
@@ -117,7 +117,10 @@ class StructuredComparison:
         if before is not None:
             shown.count("rows before", before)
         shown.count("rows after", after)
-        if columns is None or columns.empty:
+        if columns is None:
+            return
+        if columns.empty:  # said, so that a reader knows the columns were compared
+            shown.count("columns changed", 0)
             return
         for label, count, tone in (
             ("columns added", len(columns.added), "added"),

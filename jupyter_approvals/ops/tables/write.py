@@ -21,8 +21,9 @@ from ...core.errors import ApprovalInvalidArgument
 from ...core.lease import require_lease
 from ...kernel.gate import protected
 from ...kernel.handoff import peek, recall, remember
+from ...previews.render_text import preview_of, render_text
 from ...previews.structured import Preview, StructuredPreview
-from ...previews.text import Deadline, PreviewText, plural, size_text
+from ...previews.text import Deadline, plural, size_text
 from ..common.files_state import FileState, read_state
 from ..common.paths import path_text
 from .formats import (
@@ -34,13 +35,13 @@ from .formats import (
     require_pandas,
     write_frame,
 )
-from .head import HEAD_ROWS, head_lines
+from .head import HEAD_COLUMNS
 from .preview import add_changes, add_csv_changes
 from .structured import add_head
 
 __all__ = ["write_table"]
 
-#: Columns listed in the schema part of the preview before the rest are counted.
+#: Columns of a wide new table listed with their dtypes before the rest are counted.
 SCHEMA_COLUMNS = 60
 
 
@@ -166,59 +167,72 @@ def _summary(df: Any, path: str, format: str, key: Any, index: bool) -> str:
 
 
 def _preview(df: Any, path: str, format: str, key: Any, index: bool) -> Preview:
-    """The card's text and its structured form, made in one pass."""
-    text, structured = build_preview(df, path, format, key, index)
-    return Preview(text.render(), None if structured is None else structured.document())
+    """The card's structured preview, and its text rendered from it."""
+    return preview_of(structured_preview(df, path, format, key, index))
 
 
-def build_preview(
-    df: Any, path: str, format: str, key: Any, index: bool, structured: bool = True
-) -> tuple[PreviewText, StructuredPreview | None]:
-    """The new table, then what changes against the existing file; as text and structured.
+def structured_preview(df: Any, path: str, format: str, key: Any, index: bool) -> StructuredPreview:
+    """What changes against the existing file, the first rows of the new table, its columns
+    and the target, as one structured preview.
 
-    The structured form (unless ``structured`` is False) has the counts first, then the
-    column changes, the changed, added and removed rows with their values, the first rows of
-    the new table, and the target's facts; the text stays what it is without it.
+    The counts first, then the column changes, the changed, added and removed rows with their
+    values, the first rows of the new table, its columns (when it has more than the first
+    rows show), and the target's facts.
     """
     deadline = Deadline()
     pd = require_pandas(format)
-    text = PreviewText()
-    shown = StructuredPreview() if structured else None
+    shown = StructuredPreview()
     target = Path(path)
     state = _target_state(path, keep=False)
     exists = state.size is not None
     verb = "Replace" if exists else "Create"
-    text.add(f"{verb} {path} ({LABELS[format]}{', with the index' if index else ''})")
     new = df.reset_index() if index else df
     rows, columns = new.shape
-    text.add(f"New table: {plural(rows, 'row')} x {plural(columns, 'column')}")
-    if key is not None:
-        text.add(f"Key: {', '.join(map(str, key))}")
-    text.add("Columns:")
-    for name, dtype in list(new.dtypes.items())[:SCHEMA_COLUMNS]:
-        text.add(f"  {name}: {dtype}", "columns")
-    text.left_out(columns - SCHEMA_COLUMNS, "columns")
-    if rows:
-        text.add(f"First {plural(min(rows, HEAD_ROWS), 'row')}:")
-        text.extend(head_lines(pd, new), "first-row lines")
     if exists and format == "csv":
-        add_csv_changes(text, pd, df, target, state, key, index, deadline, shown)
+        add_csv_changes(shown, pd, df, target, state, key, index, deadline)
     elif exists:
-        add_changes(text, pd, new, target, state, format, key, index, deadline, shown)
-    elif shown is not None:
+        add_changes(shown, pd, new, target, state, format, key, index, deadline)
+    else:
         shown.count("rows", rows, "added")
         shown.count("columns", columns)
-    if shown is not None:
-        add_head(shown, new, key)
-        facts = [
-            ("path:file", path),
-            ("action", f"{verb} ({LABELS[format]}{', with the index' if index else ''})"),
-            ("existing file", size_text(state.size or 0) if exists else "none"),
-        ]
-        if key is not None:
-            facts.append(("key", ", ".join(map(str, key))))
-        shown.facts(facts, title="Target")
-    return text, shown
+    add_head(shown, new, key)
+    if columns > HEAD_COLUMNS:
+        listed = list(new.dtypes.items())[:SCHEMA_COLUMNS]
+        shown.facts(
+            ((str(name), str(dtype)) for name, dtype in listed),
+            title=f"Columns of the new table ({columns:,})",
+            kind="columns",
+        )
+        shown.left_out(columns - len(listed), "columns")
+    facts = [
+        ("path:file", path),
+        ("action", f"{verb} ({LABELS[format]}{', with the index' if index else ''})"),
+        ("new table", f"{plural(rows, 'row')} x {plural(columns, 'column')}"),
+        ("existing file", size_text(state.size or 0) if exists else "none"),
+    ]
+    if key is not None:
+        facts.append(("key", ", ".join(map(str, key))))
+    shown.facts(facts, title="Target")
+    return shown
+
+
+class _RenderedText:
+    """The rendered text where a caller expects a text preview's ``render()``."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def render(self) -> str:
+        return self.text
+
+
+def build_preview(
+    df: Any, path: str, format: str, key: Any, index: bool, structured: bool = True
+) -> tuple[_RenderedText, StructuredPreview | None]:
+    """:func:`structured_preview` and its rendered text: kept for
+    ``benchmarks/bench_table_diff.py``, which times this call; the card uses :func:`_preview`."""
+    shown = structured_preview(df, path, format, key, index)
+    return _RenderedText(render_text(shown.document())), shown if structured else None
 
 
 @protected(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -208,11 +209,11 @@ def test_preview_of_a_new_file_shows_schema_counts_and_first_rows(session):
     path = str(Path("sales.csv").resolve())
     assert info.summary == f"Create CSV table {path} (3 rows x 4 columns)"
     preview = info.preview
-    assert preview.startswith(f"Create {path} (CSV)")
-    assert "New table: 3 rows x 4 columns" in preview
-    assert "  units: int64" in preview
-    assert "id region  units  price" in preview
-    assert "Changes against" not in preview
+    assert preview.startswith("3 rows, 4 columns\nFirst 3 rows of the new table:\n")
+    assert "    id (int64) | region (str) | units (int64) | price (float64)\n" in preview
+    assert "    1 | " in preview
+    assert f"  file: {path}\n  action: Create (CSV)\n  new table: 3 rows x 4 columns" in preview
+    assert "existing file: none" in preview
 
 
 def test_preview_by_key_shows_added_removed_changed_and_column_changes(session):
@@ -223,13 +224,15 @@ def test_preview_by_key_shows_added_removed_changed_and_column_changes(session):
     # When its write is requested with the id key
     preview = request_of(session, ask(lambda: write_table(new, "sales.csv", key="id"))).preview
     # Then the preview lists the changes by key and by column (CSV keys are the file's text)
-    assert "Replace " in preview
-    assert "  Columns added (1): note (str)" in preview
-    assert "  Rows: 4 -> 5" in preview
-    assert "Rows by key (id): 2 added, 1 removed, 1 changed, 2 unchanged" in preview
-    assert "    added: '5', '6'" in preview
-    assert "    removed: '4'" in preview
-    assert "      '2': units" in preview
+    assert "action: Replace (CSV)" in preview
+    assert preview.startswith(
+        "2 rows added, 1 row removed, 1 row changed, 2 rows unchanged, 4 rows before, "
+        "5 rows after, 1 column added\n"
+    )
+    assert "  + note |  | str" in preview
+    assert "  + 5 | r5 | 50 | 1.5 | x\n  + 6 | r6 | 60 | 1.5 | x" in preview
+    assert "  - 4 | r4 | 40 | 1.5" in preview
+    assert "  ~ 2 | 20 -> 25" in preview
 
 
 def test_preview_without_key_shows_row_counts_and_retyped_columns(session):
@@ -239,10 +242,10 @@ def test_preview_without_key_shows_row_counts_and_retyped_columns(session):
     # When its write is requested without a key
     preview = request_of(session, ask(lambda: write_table(new, "sales.parquet"))).preview
     # Then column and row-count changes are shown, no row diff
-    assert "  Columns removed (1): price (float64)" in preview
-    assert "  Columns retyped (1): units int64 -> float64" in preview
-    assert "  Rows: 2 -> 3" in preview
-    assert "Rows by key" not in preview
+    assert preview.startswith("2 rows before, 3 rows after, 1 column removed, 1 column retyped\n")
+    assert "  - price | float64 | " in preview
+    assert "  ~ units | int64 | float64" in preview
+    assert "rows added" not in preview
 
 
 def test_preview_reports_duplicate_keys(session):
@@ -301,8 +304,10 @@ def test_preview_of_many_changed_rows_stays_within_budget(session):
     preview = request_of(session, ask(lambda: write_table(new, "big.csv", key="id"))).preview
     # Then counts cover every row while the examples are few
     assert len(preview) <= PREVIEW_BUDGET
-    assert "0 added, 0 removed, 50,000 changed, 0 unchanged" in preview
-    assert "… 49,995 more changed rows not shown" in preview
+    assert preview.startswith("0 rows added, 0 rows removed, 50,000 rows changed, 0 rows")
+    [cut] = re.findall(r"… ([\d,]+) more changed rows not shown", preview)
+    shown = len(re.findall(r"(?m)^  ~ ", preview))
+    assert shown + int(cut.replace(",", "")) == 50_000
 
 
 def test_calls_on_different_paths_do_not_compete(session):
@@ -379,8 +384,10 @@ def test_an_identical_csv_rewrite_shows_no_change(session, index):
     call = lambda: write_table(frame, "same.csv", key="id", index=index)  # noqa: E731
     preview = request_of(session, ask(call)).preview
     # Then the preview shows nothing changed: no column added, removed or retyped
-    assert "  Columns: unchanged (names)" in preview
-    assert "Rows by key (id): 0 added, 0 removed, 0 changed, 3 unchanged" in preview
+    assert preview.startswith(
+        "0 rows added, 0 rows removed, 0 rows changed, 3 rows unchanged, 3 rows before, "
+        "3 rows after, 0 columns changed\n"
+    )
     assert "retyped" not in preview
     assert "Unnamed" not in preview
 
@@ -392,6 +399,6 @@ def test_a_csv_comparison_sees_text_changes_a_type_guess_would_hide(session):
     new = pd.DataFrame({"id": ["1", "2"], "v": [1, "x"]})
     preview = request_of(session, ask(lambda: write_table(new, "t.csv", key="id"))).preview
     # Then the keys are compared as the file's text
-    assert "Rows by key (id): 1 added, 1 removed, 0 changed, 1 unchanged" in preview
-    assert "    added: '1'" in preview
-    assert "    removed: '001'" in preview
+    assert preview.startswith("1 row added, 1 row removed, 0 rows changed, 1 row unchanged")
+    assert "  + '1' | 1" in preview
+    assert "  - '001' | 1.0" in preview

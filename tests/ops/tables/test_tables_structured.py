@@ -11,8 +11,9 @@ import pandas as pd
 from jupyter_approvals.core.structured import checked_structured
 from jupyter_approvals.ops import write_table
 from jupyter_approvals.ops.tables.structured import STRUCTURED_ROWS
-from jupyter_approvals.ops.tables.write import build_preview
+from jupyter_approvals.previews.render_text import render_text
 from jupyter_approvals.previews.structured import STRUCTURED_BUDGET
+from jupyter_approvals.previews.text import PREVIEW_BUDGET
 
 from ..conftest import ask, request_of
 from .test_tables import sales, write_directly
@@ -88,12 +89,10 @@ def test_parquet_changes_show_counts_first_then_old_and_new_values_with_real_key
     assert cells(table(document, "Removed rows")) == [["4", "r4", "40", "1.5"]]
     # And it passes the store's check unchanged
     assert checked_structured(document, 64_000) == document
-    # And the text is the one the text preview alone makes
-    path = str(Path("sales.parquet").resolve())
-    alone, none = build_preview(new, path, "parquet", ["id"], False, structured=False)
-    assert none is None
-    assert text == alone.render()
-    assert "      2: units" in text
+    # And the text is rendered from it: the changed row with its old and new value
+    assert text == render_text(document)
+    assert "Changed rows (old -> new; 1 of 1):\n    id [key] (int64) | units (int64)\n" in text
+    assert "  ~ 2 | 20 -> 25" in text
 
 
 def test_csv_keys_show_with_the_new_tables_type_not_as_quoted_text(session):
@@ -106,8 +105,8 @@ def test_csv_keys_show_with_the_new_tables_type_not_as_quoted_text(session):
     changed = table(document, "Changed rows")
     assert columns(changed) == [("id", "int64", True), ("units", "int64", False)]
     assert cells(changed) == [["5", ("50", "51")]]
-    # And the text keeps the file's text as before
-    assert "      '5': units" in text
+    # And the text says the same
+    assert "  ~ 5 | 50 -> 51" in text
 
 
 def test_csv_text_keys_are_quoted_so_001_and_1_differ(session):
@@ -206,5 +205,6 @@ def test_many_changed_rows_and_wide_values_stay_within_the_budget_with_cuts_anno
     assert left_out["columns of changed rows"] == 31 - 12
     assert left_out["blocks"] >= 1
     assert checked_structured(document, 64_000) == document
-    # And the text is still the bounded text of before
-    assert "… 1,995 more changed rows not shown" in text
+    # And the text is bounded, and counts what neither form shows
+    assert len(text) <= PREVIEW_BUDGET
+    assert f"… {2_000 - shown:,} more changed rows not shown" in text
