@@ -7,6 +7,10 @@ structured preview passes before a store keeps it, whoever built it: it keeps on
 documented keys and kinds, passes every string through :func:`~.visible.make_visible`, and
 refuses a document over the size limit by replacing it with one that says so. Cards, the
 sidebar and the journal then never see a shape or a character the contract does not allow.
+
+The shape is written down once more, normatively, as ``schemas/structured-preview.schema.json``;
+this checker stays the run-time gate (jsonschema costs seconds to import in a kernel:
+docs/decisions/0007), and tests/core/test_schemas.py holds the two together.
 """
 
 from __future__ import annotations
