@@ -6,8 +6,8 @@ agents, terminals and nbval read, and :func:`preview_of` returns both as a
 :class:`~.structured.Preview`. The text therefore never says something the card does not.
 
 The text is bounded like every preview: at most :data:`~.text.PREVIEW_BUDGET` characters,
-each line at most about :data:`~.text.LINE_BUDGET` (code lines are cut there; the document's
-other strings are cut there already). A document may hold three times more than the text
+each line at most about :data:`~.text.LINE_BUDGET` (the document's strings are cut there
+already; code lines are wrapped, not cut). A document may hold three times more than the text
 can, so the blocks share the text's room: a block that needs little gets all it needs, and
 the long ones split the rest evenly, so a huge command or diff never pushes the facts after
 it out of the text. Whatever a block cannot show is counted, and the text ends with one line
@@ -19,7 +19,8 @@ How each block reads:
 - ``facts``: ``label: value``, one a line;
 - ``argv``: the command as a shell would quote it (or one argument a line, when long);
 - ``request``: ``METHOD url``;
-- ``code``: its lines, indented by two spaces;
+- ``code``: its lines, indented by two spaces; a line longer than :data:`WRAP` characters
+  continues on the next ones, each marked ``↪``;
 - ``diff``: a unified diff (``---``/``+++``, ``@@`` hunk headers from the line numbers);
 - ``table``: a header of the columns (``[key]`` and the type named), then one row a line,
   marked ``+`` added, ``-`` removed, ``~`` changed, a changed cell as ``old -> new``;
@@ -41,13 +42,16 @@ from typing import Any
 from .structured import Preview, StructuredPreview, clip, singular
 from .text import LINE_BUDGET, PREVIEW_BUDGET, TAIL_RESERVE
 
-__all__ = ["CONTROL_ESCAPES", "one_line", "preview_of", "render_text"]
+__all__ = ["CONTROL_ESCAPES", "WRAP", "one_line", "preview_of", "render_text"]
 
 #: How a control character is written in a value meant for one line (a tab stays a tab).
 CONTROL_ESCAPES = {
     code: ("\\n" if code == 10 else "\\r" if code == 13 else f"\\x{code:02x}")
     for code in (*range(0x00, 0x09), *range(0x0A, 0x20), 0x7F)
 }
+
+#: Characters of a code line on one line of the text; the rest continues on the next.
+WRAP = 200
 
 #: The longest line the renderer writes: a label and a value, each cut at LINE_BUDGET in the
 #: document, fit on one line; anything longer is cut here, announced the same way.
@@ -183,7 +187,8 @@ def _block(block: Mapping[str, Any]) -> list[str]:
         body = [f"{one_line(block['method'])} {one_line(block['url'])}"]
     elif kind == "code":
         indent = "  "
-        body = [clip(line) for line in block["text"].split("\n")] if block["text"] else []
+        body = [piece for line in block["text"].split("\n") for piece in _wrapped(line)]
+        body = body if block["text"] else []
     elif kind == "diff":
         indent = ""
         body = _diff(block)
@@ -198,6 +203,14 @@ def _block(block: Mapping[str, Any]) -> list[str]:
     lines = [] if title is None else [f"{one_line(title)}:"]
     lines.extend(_cut(f"{indent}{line}") for line in body)
     return lines
+
+
+def _wrapped(line: str) -> list[str]:
+    """A code line in pieces of at most WRAP characters, each after the first marked ``↪``:
+    code is judged to the character, so a long line is wrapped, never cut (a second SQL
+    statement after 400 spaces stays in sight)."""
+    pieces = [line[at : at + WRAP] for at in range(0, len(line), WRAP)] or [""]
+    return [pieces[0], *(f"↪ {piece}" for piece in pieces[1:])]
 
 
 def _argv(items: Sequence[str]) -> list[str]:

@@ -1,9 +1,9 @@
-"""Building a structured preview beside the text one, under the same kind of budget.
+"""Building a structured preview, under a budget; the text preview is rendered from it.
 
-A ready operation describes its change twice in one pass: as lines of :class:`.PreviewText`
-(the deterministic ``text/plain`` agents, terminals and nbval read) and as the blocks of a
-:class:`StructuredPreview` (what a card and the sidebar render: counts first, hunks with line
-numbers and changed words, tables of old and new values, highlighted code). The shape is the
+A ready operation describes its change once, as the blocks of a :class:`StructuredPreview`
+(what a card and the sidebar render: counts first, hunks with line numbers and changed words,
+tables of old and new values, highlighted code); :mod:`.render_text` turns that document into
+the deterministic ``text/plain`` preview agents, terminals and nbval read. The shape is the
 one :mod:`jupyter_approvals.core.structured` checks and docs/protocol.md 4.1 documents.
 
 Like the text, the structured preview is bounded: every string but a code block's lines

@@ -1,11 +1,12 @@
-"""Bounded preview text for the ready operations: every cut is announced.
+"""The budgets of a preview's text: characters, line length and time; every cut announced.
 
 A preview must fit in the card (the store keeps at most ``max_preview_chars``, 20,000 by
-default) and must be built in seconds whatever the input. :class:`PreviewText` collects
-lines under a character budget; once the budget is spent every further line is counted, not
-kept, and the text ends with what was left out. :class:`Deadline` bounds the time a preview
-may spend; work it stops is announced the same way. The fingerprint always covers
-everything, whatever the preview leaves out.
+default) and must be built in seconds whatever the input. The text of a ready operation's
+preview is rendered from its structured preview under :data:`PREVIEW_BUDGET` and
+:data:`LINE_BUDGET` (:mod:`.render_text`). :class:`PreviewText`, lines under a character
+budget whose overflow is counted, not kept, remains for ``benchmarks/bench_diff.py``.
+:class:`Deadline` bounds the time a preview may spend; work it stops is announced. The
+fingerprint always covers everything, whatever the preview leaves out.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import re
 
 from jupyter_approvals.core.structured import checked_structured
 from jupyter_approvals.previews.line_diff import add_diff, diff_lines, split_lines, unified_lines
-from jupyter_approvals.previews.render_text import preview_of, render_text
+from jupyter_approvals.previews.render_text import WRAP, preview_of, render_text
 from jupyter_approvals.previews.structured import STRUCTURED_BUDGET, StructuredPreview
 from jupyter_approvals.previews.text import LINE_BUDGET, PREVIEW_BUDGET, Deadline
 
@@ -173,3 +173,17 @@ def test_preview_of_gives_the_document_and_its_text():
     assert preview.structured == shown.document()
     assert preview.text == "1 file deleted\ndelete: /tmp/a"
     assert len(render_text(shown.document())) < STRUCTURED_BUDGET
+
+
+def test_a_long_code_line_is_wrapped_so_every_character_stays_in_sight():
+    # Given a statement whose second part hides after 400 spaces
+    shown = StructuredPreview()
+    statement = "SELECT 1;" + " " * 400 + "DROP TABLE sales;"
+    shown.code(statement, "sql", title="Statement")
+    # When rendered
+    lines = render_text(shown.document()).split("\n")
+    # Then the line continues on marked lines, nothing of it cut
+    assert lines[0] == "Statement:"
+    assert all(len(line) <= WRAP + 4 for line in lines)
+    assert lines[1][2:] + "".join(line.removeprefix("  ↪ ") for line in lines[2:]) == statement
+    assert lines[-1].endswith("DROP TABLE sales;")

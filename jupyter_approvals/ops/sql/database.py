@@ -273,15 +273,3 @@ def error_text(exc: BaseException) -> str:
     """The database's own message for a failed statement (deterministic, no SQL echo)."""
     original = getattr(exc, "orig", None)
     return f"{type(original or exc).__name__}: {original or exc}"
-
-
-def row_lines(columns: tuple[str, ...], rows: tuple[tuple[Any, ...], ...]) -> list[str]:
-    """Rows for a preview: a header of column names, then one line of values per row."""
-    return ["  " + " | ".join(columns)] + [
-        "  " + " | ".join(_cell(value) for value in row) for row in rows
-    ]
-
-
-def _cell(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else f"{text[:60]}…"

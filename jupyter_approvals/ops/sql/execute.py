@@ -23,11 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 from ...core.lease import require_lease
 from ...kernel.gate import protected
+from ...previews.render_text import preview_of
 from ...previews.structured import Preview, StructuredPreview
-from ...previews.text import LINE_BUDGET, PreviewText, plural
+from ...previews.text import LINE_BUDGET, plural
 from ..common.extras import require
 from ..common.refusal import invalid_argument
-from .database import Database, Rows, database_of, row_lines, run_transaction
+from .database import Database, Rows, database_of, run_transaction
 from .dry_run import DryRun, check_unchanged, dry_run
 from .statement import parse_statement
 
@@ -39,8 +40,6 @@ __all__ = ["execute_sql"]
 #: Characters of the statement, and of the parameters, a preview shows.
 STATEMENT_CHARS = 6_000
 PARAMETER_CHARS = 3_000
-#: Characters of the statement on one preview line (well under PreviewText's LINE_BUDGET).
-WRAP_CHARS = 200
 
 _VERBS = {
     "DELETE": "delete",
@@ -105,22 +104,10 @@ def _subject(database: Database, statement: str, parameters: dict[str, Any] | No
 def _preview(database: Database, statement: str, parameters: dict[str, Any] | None) -> Preview:
     parsed = parse_statement(statement, database.dialect)
     found = dry_run(database, parsed, parameters)
-    text = PreviewText()
-    text.add(f"SQL {parsed.main} on {database.url} (dialect {database.dialect})")
     verdict = _verdict(parsed.main, parsed.kind, found)
-    text.add(verdict)
-    text.add(f"Statement ({plural(len(statement), 'character')}; long lines are wrapped):")
-    _add_wrapped(text, statement, STATEMENT_CHARS, "characters of the statement")
-    if parameters:
-        text.add("Parameters:")
-        shown = "\n".join(f"{key} = {value!r}" for key, value in parameters.items())
-        _add_wrapped(text, shown, PARAMETER_CHARS, "characters of the parameters")
-    _add_details(text, parsed.main, found)
-    binding = _binding(found)
-    text.add(binding)
     built = _structured(database, parsed.main, statement, parameters, found, verdict)
-    built.note(binding)
-    return Preview(text.render(), built.document())
+    built.note(_binding(found))
+    return preview_of(built)
 
 
 def _structured(
@@ -160,7 +147,12 @@ def _structured(
         shown.facts(items, title="Parameters")
         shown.left_out(len(parameters) - len(items), "parameters")
     shown.facts(
-        [("database", database.url), ("dialect", database.dialect), ("dry run", verdict)],
+        [
+            ("database", database.url),
+            ("dialect", database.dialect),
+            ("statement", main),
+            ("dry run", verdict),
+        ],
         title="Database",
     )
     if found.affected is not None and found.affected.count:
@@ -205,23 +197,6 @@ def _verdict(main: str, kind: str, found: DryRun) -> str:
     return "Dry run (rolled back): would " + "; ".join(found.schema_changes) + "."
 
 
-def _add_details(text: PreviewText, main: str, found: DryRun) -> None:
-    if found.affected is not None and found.affected.count:
-        rows = found.affected
-        verb = _VERBS.get(main, "change")
-        text.add(f"Rows it would {verb} (first {len(rows.first)} of {rows.count:,}):")
-        text.extend(row_lines(rows.columns, rows.first), "rows")
-    for name, rows in found.tables:
-        text.add(
-            f"Table {name} now: {plural(rows.count, 'row')}, columns {', '.join(rows.columns)}"
-            + (f"; first {len(rows.first)}:" if rows.first else ".")
-        )
-        if rows.first:
-            text.extend(row_lines(rows.columns, rows.first), "rows")
-    if found.note and found.status == "done":
-        text.note(f"Note: {found.note}.")
-
-
 def _binding(found: DryRun) -> str:
     if found.status == "done" and found.affected is not None:
         return (
@@ -236,25 +211,6 @@ def _binding(found: DryRun) -> str:
     if found.status in ("done", "failed"):
         return "The approval binds the statement, its parameters and the dry run's result."
     return "The approval binds the statement and its parameters only, not the data it touches."
-
-
-def _add_wrapped(text: PreviewText, value: str, limit: int, kind: str) -> None:
-    """The first ``limit`` characters of ``value``, every one of them visible.
-
-    A line longer than WRAP_CHARS continues on the next preview line (marked ``↪``), so
-    PreviewText's cut of long lines never hides part of it (a second statement after 400
-    spaces, say); what is past ``limit`` is announced as left out.
-    """
-    shown = 0
-    for line in value.splitlines():
-        if shown >= limit:
-            break
-        line = line[: limit - shown]
-        shown += len(line) + 1
-        pieces = [line[i : i + WRAP_CHARS] for i in range(0, len(line), WRAP_CHARS)] or [""]
-        text.add("  " + pieces[0], "lines")
-        text.extend(("  ↪ " + piece for piece in pieces[1:]), "lines")
-    text.left_out(len(value) - shown, kind)
 
 
 @protected(

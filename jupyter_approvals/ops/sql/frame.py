@@ -20,8 +20,9 @@ from ...core.errors import (
 )
 from ...core.lease import require_lease
 from ...kernel.gate import protected
+from ...previews.render_text import preview_of
 from ...previews.structured import Preview, StructuredPreview
-from ...previews.text import PreviewText, plural
+from ...previews.text import plural
 from ..common.extras import require
 from ..common.refusal import invalid_argument
 from ..tables.preview import cell_text
@@ -31,7 +32,6 @@ from .database import (
     database_of,
     quoted_table,
     read_rows,
-    row_lines,
     run_transaction,
 )
 
@@ -139,15 +139,8 @@ def _preview(
     df: pd.DataFrame, name: str, database: Database, if_exists: str, index: bool
 ) -> Preview:
     table = _table(database, name)
-    text = PreviewText()
     shown = StructuredPreview()
     _add_counts(shown, df, table, if_exists)
-    text.add(
-        f"Write a DataFrame to table {name!r} in {database.url} (dialect {database.dialect}): "
-        f"if_exists={if_exists!r}, index={index}"
-    )
-    verdict = _verdict(df, name, table, if_exists)
-    text.add(verdict)
     shown.facts(
         [
             ("table", name),
@@ -155,19 +148,12 @@ def _preview(
             ("dialect", database.dialect),
             ("if_exists", repr(if_exists)),
             ("index", str(index)),
-            ("outcome", verdict),
+            ("outcome", _verdict(df, name, table, if_exists)),
         ],
         title="Target",
     )
-    _add_frame(text, df)
     _add_frame_rows(shown, df)
     if table is not None:
-        columns = ", ".join(f"{column} {kind}" for column, kind in table.columns)
-        text.add(f"Table {name!r} now: {plural(table.rows.count, 'row')}; columns {columns}")
-        if table.rows.first:
-            fate = "would be dropped with the table" if if_exists == "replace" else "stay"
-            text.add(f"Its rows ({fate}; first {len(table.rows.first)} of {table.rows.count:,}):")
-            text.extend(row_lines(table.rows.columns, table.rows.first), "rows")
         _add_table_rows(shown, name, table, if_exists)
         if if_exists == "append":
             known = {column for column, _ in table.columns}
@@ -177,16 +163,12 @@ def _preview(
                 if str(c) not in known
             ]
             if unknown:
-                line = f"Columns not in the table (the write would fail): {', '.join(unknown)}"
-                text.add(line)
-                shown.note(line)
-    binding = (
+                shown.note(f"Columns not in the table (the write would fail): {', '.join(unknown)}")
+    shown.note(
         "The approval binds the frame and the table's current content (or its absence): a "
         "change of either before the run refuses it."
     )
-    text.add(binding)
-    shown.note(binding)
-    return Preview(text.render(), shown.document())
+    return preview_of(shown)
 
 
 def _add_counts(
@@ -248,20 +230,6 @@ def _verdict(df: pd.DataFrame, name: str, table: _Table | None, if_exists: str) 
         )
     after = table.rows.count + len(df)
     return f"Would APPEND {rows} to table {name!r}: {table.rows.count:,} -> {after:,} rows."
-
-
-def _add_frame(text: PreviewText, df: pd.DataFrame) -> None:
-    width = len(df.columns)
-    text.add(f"The frame: {plural(len(df), 'row')}, {plural(width, 'column')}")
-    text.extend(
-        (f"  {column}: {dtype}" for column, dtype in list(df.dtypes.items())[:PREVIEW_COLUMNS]),
-        "columns",
-    )
-    text.left_out(width - PREVIEW_COLUMNS, "columns")
-    if len(df):
-        head = df.iloc[:5, :PREVIEW_COLUMNS].to_string(max_colwidth=40)
-        text.add(f"First rows of the frame (up to 5, up to {PREVIEW_COLUMNS} columns):")
-        text.extend(("  " + line for line in head.splitlines()), "rows")
 
 
 @protected(

@@ -59,7 +59,7 @@ def test_delete_preview_count_equals_the_real_count(session: KernelSession, shop
     info = approve(session, call)
     # Then the preview says what a dry run found, and the dry run changed nothing
     assert "Dry run (rolled back): would delete 4 rows." in info.preview
-    assert "status = 'cancelled'" in info.preview
+    assert "Parameters:\n  :status: 'cancelled'\n" in info.preview
     assert "'cancelled'" in info.preview.split("Rows it would delete")[1]
     assert info.summary == f"Run SQL DELETE on {url(shop)}"
     assert dump(shop) == before
@@ -153,7 +153,7 @@ def test_drop_table_is_dry_run_and_shows_what_is_lost(session: KernelSession, sh
     info = approve(session, call)
     # Then the preview names the table, its row count and first rows; nothing was dropped
     assert "Dry run (rolled back): would drop table orders." in info.preview
-    assert "Table orders now: 10 rows, columns id, status, amount; first 5:" in info.preview
+    assert "Table orders now: 10 rows; first 5:\n    id | status | amount\n" in info.preview
     assert dump(shop) == before
     # When it runs, the table is gone
     assert call() == -1

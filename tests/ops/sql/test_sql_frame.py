@@ -55,9 +55,9 @@ def test_replace_shows_what_is_replaced_and_replaces_it(session: KernelSession, 
     info = approve(session, call)
     # Then the preview shows the table's rows that would go, and the frame
     assert "Would REPLACE table 'sales' (2 rows now) with 3 rows" in info.preview
-    assert "Table 'sales' now: 2 rows; columns region TEXT, units INTEGER" in info.preview
-    assert "'north' | 1" in info.preview
-    assert "region: object" in info.preview or "region: str" in info.preview
+    assert "Table 'sales' now: 2 rows, dropped with the table (first 2):" in info.preview
+    assert "    region (TEXT) | units (INTEGER)\n  - 'north' | 1\n" in info.preview
+    assert "region (object)" in info.preview or "region (str)" in info.preview
     assert "east" in info.preview
     assert rows(db) == [("north", 1), ("south", 2)]
     # When it runs, Then the table holds the frame
@@ -171,7 +171,7 @@ def test_the_preview_stays_bounded_for_a_huge_frame(session: KernelSession, db: 
     wide = pd.DataFrame({f"column_{i}_{'x' * 50}": range(3) for i in range(3_000)})
     info = request_of(session, ask(lambda: to_sql(wide, "wide", url(db))))
     assert len(info.preview) <= PREVIEW_BUDGET
-    assert "2,980 more columns not shown" in info.preview
+    assert "2,980 more columns of the frame not shown" in info.preview
 
 
 def test_a_table_changed_between_claim_and_write_rolls_back_and_refuses(

@@ -52,6 +52,7 @@ def test_a_delete_shows_the_dry_run_count_first_then_the_statement(
     assert facts(database) == {
         "database": url(shop),
         "dialect": "sqlite",
+        "statement": "DELETE",
         "dry run": "Dry run (rolled back): would delete 4 rows.",
     }
     # And the rows it would delete, values as the text shows them
