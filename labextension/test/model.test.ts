@@ -1,8 +1,9 @@
-// Unit tests of the sidebar's model (src/model.ts). The REST layer is mocked: the functions
+// Unit tests of the sidebar's model (src/model.ts, and the models it is made of: pending list,
+// agents, decisions, last decision, server clock). The REST layer is mocked: the functions
 // that call the server (fetchPending, fetchAgents, postDecision, postPause) are replaced by
 // a fake server below; the error classes and describeError stay the real ones, since the
-// model tells errors apart by them. Timers and the clock are faked, so polling is driven by
-// the tests.
+// model tells errors apart by them. Timers and the clock are faked, so the Lumino Polls are
+// driven by the tests: even a refresh runs on a timer (of 0 ms), hence `refreshed`.
 
 import { ServerConnection } from '@jupyterlab/services';
 import { ISignal } from '@lumino/signaling';
@@ -42,7 +43,9 @@ const server = {
   date: null as number | null,
   /** Thrown by `GET pending` instead of answering. */
   error: null as unknown,
-  agents: [] as IAgent[]
+  agents: [] as IAgent[],
+  /** When `GET pending` was asked, in ms after T0. */
+  polledAt: [] as number[]
 };
 
 function request(id: string, fields: Partial<IPendingRequest> = {}): IPendingRequest {
@@ -90,16 +93,53 @@ function newModel(): ApprovalsModel {
   return model;
 }
 
+/**
+ * Wait for `promise`, running the 0 ms timers the polls schedule on the way. The promise
+ * callbacks run first, outside the fake clock's tick: a 0 ms timer set during a tick would be
+ * due 1 ms later, and the clock must not move.
+ */
+async function settled<T>(promise: Promise<T>): Promise<T> {
+  let done = false;
+  const mark = () => {
+    done = true;
+  };
+  promise.then(mark, mark);
+  for (let turn = 0; turn < 10 && !done; turn++) {
+    for (let job = 0; job < 20; job++) {
+      await Promise.resolve();
+    }
+    await vi.advanceTimersByTimeAsync(0);
+  }
+  return promise;
+}
+
+/** `model.refresh()`, answered and applied. */
+function refreshed(model: ApprovalsModel): Promise<void> {
+  return settled(model.refresh());
+}
+
 /** A model that has polled once, with `items` listed. */
 async function polledModel(...items: IPendingRequest[]): Promise<ApprovalsModel> {
   server.pending = items;
   const model = newModel();
-  await model.refresh();
+  await refreshed(model);
   return model;
 }
 
+/** Hide or show the page, as a browser does: its visibility changes, then the event. */
 function setHidden(hidden: boolean): void {
   Object.defineProperty(document, 'hidden', { configurable: true, get: () => hidden });
+  Object.defineProperty(document, 'visibilityState', {
+    configurable: true,
+    get: () => (hidden ? 'hidden' : 'visible')
+  });
+  document.dispatchEvent(new Event('visibilitychange'));
+}
+
+/** The gaps in ms between the polls from the `from`th on. */
+function gaps(from = 0): number[] {
+  const at = server.polledAt.slice(from);
+  return at.slice(1).map((time, index) => time - at[index]);
 }
 
 beforeEach(() => {
@@ -107,8 +147,16 @@ beforeEach(() => {
   vi.setSystemTime(T0);
   vi.resetAllMocks();
   setHidden(false);
-  Object.assign(server, { pending: [], extra: {}, date: null, error: null, agents: [] });
+  Object.assign(server, {
+    pending: [],
+    extra: {},
+    date: null,
+    error: null,
+    agents: [],
+    polledAt: []
+  });
   vi.mocked(fetchPending).mockImplementation(async (): Promise<IAnswer<IPendingReply>> => {
+    server.polledAt.push(Date.now() - T0);
     if (server.error) {
       throw server.error;
     }
@@ -131,7 +179,10 @@ afterEach(() => {
     model.dispose();
   }
   vi.useRealTimers();
-  delete (document as { hidden?: boolean }).hidden; // back to jsdom's own getter
+  vi.restoreAllMocks();
+  // Back to jsdom's own getters
+  delete (document as { hidden?: boolean }).hidden;
+  delete (document as { visibilityState?: string }).visibilityState;
 });
 
 describe('the pending list', () => {
@@ -142,7 +193,7 @@ describe('the pending list', () => {
     const changes = record(model.changed);
 
     // When the model polls
-    await model.refresh();
+    await refreshed(model);
 
     // Then one change adds both keys (kernel_id/id), in the server's order
     expect(changes).toEqual([
@@ -160,8 +211,8 @@ describe('the pending list', () => {
     const changes = record(model.changed);
 
     // When it polls twice more and the server answers the same (as new objects)
-    await model.refresh();
-    await model.refresh();
+    await refreshed(model);
+    await refreshed(model);
 
     // Then it asked the server but emitted no change, and kept its keys
     expect(fetchPending).toHaveBeenCalledTimes(3);
@@ -176,7 +227,7 @@ describe('the pending list', () => {
 
     // When the server then lists b as busy, c as before, and a new d
     server.pending = [request('b', { kernel_busy: true }), request('c'), request('d')];
-    await model.refresh();
+    await refreshed(model);
 
     // Then exactly one change names d added, a removed and b updated
     expect(changes).toEqual([
@@ -194,7 +245,7 @@ describe('the pending list', () => {
 
     // When the server lists b then a, unchanged otherwise
     server.pending = [request('b'), request('a')];
-    await model.refresh();
+    await refreshed(model);
 
     // Then the change adds, removes and updates nothing but says the order changed
     expect(changes).toEqual([{ added: [], removed: [], updated: [], reordered: true }]);
@@ -208,7 +259,7 @@ describe('the pending list', () => {
 
     // When the server lists a new c first, then a and b
     server.pending = [request('c'), request('a'), request('b')];
-    await model.refresh();
+    await refreshed(model);
 
     // Then c is added, in front, and a and b kept their order
     expect(changes).toEqual([{ added: ['k1/c'], removed: [], updated: [], reordered: false }]);
@@ -225,7 +276,7 @@ describe('the pending list', () => {
     const model = newModel();
 
     // When the model polls
-    await model.refresh();
+    await refreshed(model);
 
     // Then there are two items, and k1/r1 is the one listed first
     expect(model.keys).toEqual(['k1/r1', 'k2/r1']);
@@ -234,26 +285,62 @@ describe('the pending list', () => {
 });
 
 describe('polling', () => {
-  it.each([
-    ['ok', null, 1000],
-    ['error', new ApprovalsError(500, 'APPROVAL_INTERNAL', 'boom'), 3000],
-    ['missing', new ServerExtensionMissing('/jupyter-approvals/api/pending', 404), 15000]
-  ])('polls again after the interval of the %s state', async (state, error, interval) => {
-    // Given a server that answers (or fails) in this way
-    server.error = error;
+  it('polls at once when started, then every second while the server answers', async () => {
+    // Given a server that answers
     const model = newModel();
 
-    // When the model starts
+    // When the model starts, and 3.5 s pass
+    model.start();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(model.connection.state).toBe('ok');
+    await vi.advanceTimersByTimeAsync(3500);
+
+    // Then it polled at once, and every second from each answer on
+    expect(server.polledAt).toEqual([0, 1000, 2000, 3000]);
+  });
+
+  it.each([
+    ['error', new ApprovalsError(503, 'HTTP_503', 'unavailable')],
+    ['missing', new ServerExtensionMissing('/jupyter-approvals/api/pending', 404)]
+  ])(
+    'backs off while the server fails (%s), up to 15 s, and polls every second once it answers',
+    async (state, error) => {
+      // Given a started model that had an answer, and the longest wait the backoff may pick
+      vi.spyOn(Math, 'random').mockReturnValue(0.999999);
+      const model = newModel();
+      model.start();
+      await vi.advanceTimersByTimeAsync(0);
+
+      // When the server fails from the next poll on, for a while
+      server.error = error;
+      await vi.advanceTimersByTimeAsync(1000 + 3000 + 9000 + 15_000 + 15_000);
+      expect(model.connection.state).toBe(state);
+
+      // Then each wait was longer, by up to 3 times, and none longer than 15 s
+      expect(gaps()).toEqual([1000, 3000, 9000, 15_000, 15_000]);
+
+      // And when the server answers again, it polls every second again
+      server.error = null;
+      const answered = server.polledAt.length;
+      await vi.advanceTimersByTimeAsync(15_000 + 2000);
+      expect(model.connection.state).toBe('ok');
+      expect(gaps(answered - 1)).toEqual([15_000, 1000, 1000]);
+    }
+  );
+
+  it('never waits less than a second after an error', async () => {
+    // Given the shortest wait the backoff may pick, and a started model that had an answer
+    vi.spyOn(Math, 'random').mockReturnValue(0);
+    const model = newModel();
     model.start();
     await vi.advanceTimersByTimeAsync(0);
 
-    // Then it polls at once, and again only once the interval has passed
-    expect(model.connection.state).toBe(state);
-    expect(fetchPending).toHaveBeenCalledTimes(1);
-    await vi.advanceTimersByTimeAsync(interval - 1);
-    expect(fetchPending).toHaveBeenCalledTimes(1);
-    await vi.advanceTimersByTimeAsync(1);
-    expect(fetchPending).toHaveBeenCalledTimes(2);
+    // When the server fails
+    server.error = new ApprovalsError(500, 'APPROVAL_INTERNAL', 'boom');
+    await vi.advanceTimersByTimeAsync(5000);
+
+    // Then it polls again every second, no sooner
+    expect(gaps()).toEqual([1000, 1000, 1000, 1000, 1000]);
   });
 
   it('stops polling when disposed', async () => {
@@ -271,6 +358,9 @@ describe('polling', () => {
     await vi.advanceTimersByTimeAsync(0);
     expect(fetchPending).toHaveBeenCalledTimes(1);
     expect(model.isDisposed).toBe(true);
+    // And a refresh asked of it now resolves without asking the server
+    await model.refresh();
+    expect(fetchPending).toHaveBeenCalledTimes(1);
   });
 
   it('pauses while the page is hidden and polls at once when it is shown', async () => {
@@ -280,30 +370,47 @@ describe('polling', () => {
     model.start();
     await vi.advanceTimersByTimeAsync(10_000);
     expect(fetchPending).toHaveBeenCalledTimes(1); // the first poll, then none while hidden
+    expect(fetchAgents).toHaveBeenCalledTimes(1);
 
     // When the page is shown
     setHidden(false);
-    document.dispatchEvent(new Event('visibilitychange'));
     await vi.advanceTimersByTimeAsync(0);
 
-    // Then it polls at once, and every second again
+    // Then it polls the list and the agents at once, and the list every second again
     expect(fetchPending).toHaveBeenCalledTimes(2);
+    expect(fetchAgents).toHaveBeenCalledTimes(2);
     await vi.advanceTimersByTimeAsync(1000);
     expect(fetchPending).toHaveBeenCalledTimes(3);
   });
 
-  it('shares the poll in flight instead of starting another', async () => {
-    // Given a poll the server has not answered yet
+  it('stands by once the page is hidden while it polls', async () => {
+    // Given a model polling on a shown page
+    const model = newModel();
+    model.start();
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(fetchPending).toHaveBeenCalledTimes(3);
+
+    // When the page is hidden for a minute
+    setHidden(true);
+    await vi.advanceTimersByTimeAsync(60_000);
+
+    // Then it asked once more at most (the poll lingers a tick), and then nothing
+    expect(fetchPending).toHaveBeenCalledTimes(4);
+  });
+
+  it('shares a refresh in flight instead of starting another', async () => {
+    // Given a refresh the server has not answered yet
     const answer = deferred<IAnswer<IPendingReply>>();
     vi.mocked(fetchPending).mockReturnValueOnce(answer.promise);
     const model = newModel();
     const first = model.refresh();
+    await vi.advanceTimersByTimeAsync(0);
 
     // When the model is asked to refresh again
     const second = model.refresh();
+    await vi.advanceTimersByTimeAsync(0);
 
-    // Then no second request is sent, and both wait for the same poll
-    expect(second).toBe(first);
+    // Then no second request is sent, and both wait for the same answer
     expect(fetchPending).toHaveBeenCalledTimes(1);
     answer.resolve({
       body: {
@@ -314,8 +421,37 @@ describe('polling', () => {
       },
       date: null
     });
-    await second;
+    await settled(Promise.all([first, second]));
     expect(model.keys).toEqual(['k1/a']);
+    expect(fetchPending).toHaveBeenCalledTimes(1);
+  });
+
+  it('never applies an answer older than the one a refresh got', async () => {
+    // Given a started model whose scheduled poll waits for its answer
+    const model = await polledModel();
+    model.start();
+    const late = deferred<IAnswer<IPendingReply>>();
+    vi.mocked(fetchPending).mockReturnValueOnce(late.promise);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(fetchPending).toHaveBeenCalledTimes(2);
+
+    // When a refresh asks again, and its answer lists b
+    server.pending = [request('b')];
+    await refreshed(model);
+    expect(model.keys).toEqual(['k1/b']);
+
+    // Then the older answer, listing a, arriving after it, is dropped
+    late.resolve({
+      body: {
+        pending: [request('a')],
+        unanswered_kernels: [],
+        kernels_without_approvals: [],
+        journal_errors: []
+      },
+      date: null
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(model.keys).toEqual(['k1/b']);
   });
 });
 
@@ -331,8 +467,8 @@ describe('the connection', () => {
     };
 
     // When it polls, twice with the same answer
-    await model.refresh();
-    await model.refresh();
+    await refreshed(model);
+    await refreshed(model);
 
     // Then the connection changed once, to ok with what the server reported
     const ok = {
@@ -354,7 +490,7 @@ describe('the connection', () => {
     // When the server answers `GET pending` with its own 404
     const error = new ServerExtensionMissing('/jupyter-approvals/api/pending', 404);
     server.error = error;
-    await model.refresh();
+    await refreshed(model);
 
     // Then the state is missing, the message says how to install it, the detail what answered
     expect(connections).toHaveLength(1);
@@ -382,7 +518,7 @@ describe('the connection', () => {
 
     // When the server answers with an error
     server.error = new ApprovalsError(500, 'APPROVAL_INTERNAL', 'boom');
-    await model.refresh();
+    await refreshed(model);
 
     // Then the state is error with its code, and the list is as it was
     expect(model.connection).toMatchObject({
@@ -402,7 +538,7 @@ describe('the connection', () => {
     const model = newModel();
 
     // When the model polls
-    await model.refresh();
+    await refreshed(model);
 
     // Then the state is error and says the server did not answer
     expect(model.connection.state).toBe('error');
@@ -416,11 +552,11 @@ describe('the connection', () => {
     server.error = new ApprovalsError(503, 'HTTP_503', 'unavailable');
     const model = newModel();
     const states = record(model.connectionChanged);
-    await model.refresh();
+    await refreshed(model);
 
     // When the server answers again
     server.error = null;
-    await model.refresh();
+    await refreshed(model);
 
     // Then the connection went error, then ok
     expect(states.map(connection => connection.state)).toEqual(['error', 'ok']);
@@ -435,7 +571,7 @@ describe('the server clock (Date header)', () => {
     const model = newModel();
 
     // When the model polls
-    await model.refresh();
+    await refreshed(model);
 
     // Then now() is the server's, the header's truncation counted as half a second
     expect(model.now()).toBe(T0 + 60_500);
@@ -445,7 +581,7 @@ describe('the server clock (Date header)', () => {
 
     // And when the server's clock turns out 30 s behind, now() follows it
     server.date = T0 + 5000 - 30_000;
-    await model.refresh();
+    await refreshed(model);
     expect(model.now()).toBe(T0 + 5000 - 29_500);
   });
 
@@ -457,7 +593,7 @@ describe('the server clock (Date header)', () => {
       const model = newModel();
 
       // When the model polls
-      await model.refresh();
+      await refreshed(model);
 
       // Then it keeps the local clock
       expect(model.now()).toBe(T0);
@@ -470,7 +606,7 @@ describe('the server clock (Date header)', () => {
     const model = newModel();
 
     // When the model polls
-    await model.refresh();
+    await refreshed(model);
 
     // Then it follows the server
     expect(model.now()).toBe(T0 + 1500);
@@ -480,18 +616,18 @@ describe('the server clock (Date header)', () => {
     // Given a model that follows a server a minute ahead
     server.date = T0 + 60_000;
     const model = newModel();
-    await model.refresh();
+    await refreshed(model);
 
     // When later answers put the server 1 s later, then 0.5 s earlier
     server.date = T0 + 61_000;
-    await model.refresh();
+    await refreshed(model);
     const afterLater = model.now();
     server.date = T0 + 59_500;
-    await model.refresh();
+    await refreshed(model);
     const afterEarlier = model.now();
     // and then 2 s later
     server.date = T0 + 62_000;
-    await model.refresh();
+    await refreshed(model);
 
     // Then the small moves left now() alone (no jitter), the big one moved it
     expect(afterLater).toBe(T0 + 60_500);
@@ -503,11 +639,11 @@ describe('the server clock (Date header)', () => {
     // Given a model that follows a server a minute ahead
     server.date = T0 + 60_000;
     const model = newModel();
-    await model.refresh();
+    await refreshed(model);
 
     // When the server's clock agrees with the local one again
     server.date = T0;
-    await model.refresh();
+    await refreshed(model);
 
     // Then now() is the local clock
     expect(model.now()).toBe(T0);
@@ -517,11 +653,11 @@ describe('the server clock (Date header)', () => {
     // Given a model that follows a server a minute ahead
     server.date = T0 + 60_000;
     const model = newModel();
-    await model.refresh();
+    await refreshed(model);
 
     // When an answer comes without a Date header
     server.date = null;
-    await model.refresh();
+    await refreshed(model);
 
     // Then the estimate stands
     expect(model.now()).toBe(T0 + 60_500);
@@ -647,7 +783,7 @@ describe('decisions', () => {
 
     // When a poll no longer lists a (it ended at once), and then the server answers
     server.pending = [];
-    await model.refresh();
+    await refreshed(model);
     reply.resolve(approved);
     await decided;
 
@@ -694,8 +830,8 @@ describe('decisions', () => {
         decided_at: '2024-05-01T12:00:01.000Z'
       }
     };
-    await model.refresh();
-    await model.refresh();
+    await refreshed(model);
+    await refreshed(model);
 
     // Then the last decision says so, and where it was made, once
     const expected = {
@@ -729,11 +865,50 @@ describe('decisions', () => {
         kernel_id: 'k1'
       }
     };
-    await model.refresh();
+    await refreshed(model);
 
     // Then the sidebar's own verdict stays, without a second note
     expect(last).toEqual([]);
     expect(model.lastDecision?.elsewhere).toBeUndefined();
+  });
+
+  it('polls at once when the server has answered a decision', async () => {
+    // Given a model showing request a, whose next poll is a second away
+    const item = request('a');
+    const model = await polledModel(item);
+    vi.mocked(postDecision).mockResolvedValue(approved);
+    const changes = record(model.changed);
+
+    // When the person approves it, and the server takes it off the list
+    server.pending = [];
+    await model.decide(item, 'approve', '');
+    await vi.advanceTimersByTimeAsync(0);
+
+    // Then the model asked again at once, and the request is gone
+    expect(fetchPending).toHaveBeenCalledTimes(2);
+    expect(changes).toEqual([{ added: [], removed: ['k1/a'], updated: [], reordered: false }]);
+    expect(model.lastDecision?.verdict).toEqual({
+      state: 'ok',
+      decision: 'approve',
+      status: 'approved'
+    });
+  });
+
+  it('does not poll for a press that sent nothing', async () => {
+    // Given a decision for a that is being sent
+    const item = request('a');
+    const model = await polledModel(item);
+    const reply = deferred<IDecisionReply>();
+    vi.mocked(postDecision).mockReturnValue(reply.promise);
+    void model.decide(item, 'approve', '');
+
+    // When the person presses again
+    await model.decide(item, 'approve', '');
+    await vi.advanceTimersByTimeAsync(0);
+
+    // Then nothing more was asked of the server
+    expect(fetchPending).toHaveBeenCalledTimes(1);
+    reply.resolve(approved);
   });
 
   it('forgets the verdict of an item the server no longer lists', async () => {
@@ -746,7 +921,7 @@ describe('decisions', () => {
 
     // When the next poll no longer lists it
     server.pending = [request('b')];
-    await model.refresh();
+    await refreshed(model);
 
     // Then its verdict is gone
     expect(model.verdict('k1/a')).toBeUndefined();
@@ -761,20 +936,23 @@ describe('agents', () => {
     pending: 1
   };
 
-  it('asks for the agents on the first poll and every fifth, emitting only changes', async () => {
+  it('polls the agents at once and every 5 s, emitting only changes', async () => {
     // Given a server with one agent
     server.agents = [bot];
     const model = newModel();
     const emitted = record(model.agentsChanged);
 
-    // When the model polls six times
-    for (let poll = 0; poll < 6; poll++) {
-      await model.refresh();
-    }
+    // When the model starts, and almost 5 s pass
+    model.start();
+    await vi.advanceTimersByTimeAsync(4999);
 
-    // Then it asked for the agents at the first and the sixth poll, and emitted them once
-    expect(fetchAgents).toHaveBeenCalledTimes(2);
+    // Then it asked for the agents once, while it polled the list every second
+    expect(fetchAgents).toHaveBeenCalledTimes(1);
     expect(fetchAgents).toHaveBeenCalledWith(SETTINGS);
+    expect(fetchPending).toHaveBeenCalledTimes(5);
+    // And asks again at 5 s, emitting nothing when they did not change
+    await vi.advanceTimersByTimeAsync(1);
+    expect(fetchAgents).toHaveBeenCalledTimes(2);
     expect(emitted).toEqual([[bot]]);
     expect(model.agents).toEqual([bot]);
   });
@@ -785,31 +963,33 @@ describe('agents', () => {
     server.pending = [request('a')];
     const model = newModel();
 
-    // When the model polls
-    await model.refresh();
+    // When the model starts
+    model.start();
+    await vi.advanceTimersByTimeAsync(0);
 
     // Then the list is there and the connection ok
+    expect(fetchAgents).toHaveBeenCalledTimes(1);
     expect(model.keys).toEqual(['k1/a']);
     expect(model.connection.state).toBe('ok');
     expect(model.agents).toEqual([]);
   });
 
-  it('pauses an agent, then polls and asks for the agents at once', async () => {
-    // Given a model that polled twice (the agents were read at the first poll)
+  it('pauses an agent, then polls the agents and the list at once', async () => {
+    // Given a started model that read the agents
     server.agents = [bot];
     const model = newModel();
-    await model.refresh();
-    await model.refresh();
+    model.start();
+    await vi.advanceTimersByTimeAsync(0);
     const emitted = record(model.agentsChanged);
 
-    // When the person pauses the agent
+    // When the person pauses the agent (its held requests end)
     server.agents = [{ ...bot, paused: true, pending: 0 }];
-    await model.setPaused('bot', true);
+    await settled(model.setPaused('bot', true));
 
-    // Then the pause is posted, and the next poll reads the agents again
+    // Then the pause is posted, and the agents and the list are read again at once
     expect(postPause).toHaveBeenCalledWith('bot', true, SETTINGS);
-    expect(fetchPending).toHaveBeenCalledTimes(3);
     expect(fetchAgents).toHaveBeenCalledTimes(2);
+    expect(fetchPending).toHaveBeenCalledTimes(2);
     expect(emitted).toEqual([[{ ...bot, paused: true, pending: 0 }]]);
   });
 });
