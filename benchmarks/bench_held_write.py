@@ -59,7 +59,8 @@ def main() -> None:
         def ours() -> None:
             data = new_bytes(json.loads(body), old.name)
             write = held_file_write(old.name, data, root, "bench")
-            if "Changes:" not in write.preview:
+            # A hunk header: the preview holds the diff, whatever words surround it.
+            if "\n@@ -" not in write.preview:
                 raise SystemExit("the held write produced no diff preview")
 
         def git() -> None:
