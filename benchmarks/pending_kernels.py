@@ -115,7 +115,7 @@ async def make_pending(
                     structured=previews == "structured",
                     preview="" if previews is None else ", preview=preview",
                 ),
-                timeout=120,
+                timeout=600,  # setup on a busy machine: only a hang should end it
                 output_hook=lambda _msg: None,
             )
             for index, client in enumerate(clients)
