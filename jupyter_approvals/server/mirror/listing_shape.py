@@ -8,30 +8,79 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ...core.model import Status
 from ...core.policy import MAX_STRUCTURED_CHARS, MIN_ANSWER_CEILING_S, MIN_ANSWER_S
 from ...core.structured import checked_structured
 from ...core.visible import make_visible
 
 _REQUEST_ID = re.compile(r"[0-9a-f]{16}")
+_FINGERPRINT = re.compile(r"sha256:[0-9a-f]{64}")
+_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z")
+_ERROR_CODE = re.compile(r"APPROVAL_[A-Z_]+")
+_STATUSES = frozenset(status.value for status in Status)
 _DECIDED_FIELDS = ("id", "action", "summary", "status", "channel", "decided_at")
 #: The texts of a listed request a person reads, and whether they keep their lines.
-_TEXTS = {"action": False, "summary": False, "preview": True, "function": False}
+_TEXTS = {"action": False, "summary": False, "preview": True, "function": False, "reason": True}
+#: Fields of a listed request that are text or null.
+_NULLABLE_TEXTS = (
+    "kernel_id",
+    "notebook_path",
+    "cell_id",
+    "username",
+    "display_name",
+    "session",
+    "agent",
+)
 
 
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _request(request: dict[str, Any]) -> dict[str, Any]:
-    """A listed request with what a person reads escaped (again) and its structured preview
-    in the documented shape, or null: a kernel runs code anyone with a cell can write, and
-    the sidebar shows what it published."""
-    kept = dict(request)
+def _matching(pattern: re.Pattern[str], value: object) -> str | None:
+    return value if isinstance(value, str) and pattern.fullmatch(value) else None
+
+
+def _whole_number(value: object) -> int | None:
+    return value if type(value) is int else None
+
+
+def _request(request: dict[str, Any]) -> dict[str, Any] | None:
+    """A listed request in its documented shape (``ListedRequest`` of
+    core/schemas/comm.schema.json), or None to leave it out: a kernel runs code anyone with
+    a cell can write, and the sidebar shows what it published.
+
+    A request without a fingerprint, a status or its times cannot be decided or timed and is
+    left out; every other field of another type becomes empty or null, and what a person
+    reads is escaped (again). Fields the contract does not name are dropped.
+    """
+    fingerprint = _matching(_FINGERPRINT, request.get("fingerprint"))
+    created_at = _matching(_TIME, request.get("created_at"))
+    expires_at = _matching(_TIME, request.get("expires_at"))
+    status = request.get("status")
+    if fingerprint is None or created_at is None or expires_at is None:
+        return None
+    if not isinstance(status, str) or status not in _STATUSES:
+        return None
+    kept: dict[str, Any] = {"id": request["id"]}
     for name, keep_lines in _TEXTS.items():
-        value = kept.get(name)
+        value = request.get(name)
         kept[name] = (
-            make_visible(value, keep_lines, mark_bracket=False) if isinstance(value, str) else None
+            make_visible(value, keep_lines, mark_bracket=False) if isinstance(value, str) else ""
         )
+    for name in _NULLABLE_TEXTS:
+        kept[name] = _text(request.get(name))
+    omitted = _whole_number(request.get("preview_omitted"))
+    kept.update(
+        fingerprint=fingerprint,
+        status=status,
+        created_at=created_at,
+        expires_at=expires_at,
+        approval_expires_at=_matching(_TIME, request.get("approval_expires_at")),
+        code=_matching(_ERROR_CODE, request.get("code")),
+        execution_count=_whole_number(request.get("execution_count")),
+        preview_omitted=omitted if omitted is not None and omitted >= 0 else 0,
+    )
     try:
         kept["structured"] = checked_structured(
             request.get("structured"), MAX_STRUCTURED_CHARS, escaped_once=True
@@ -62,11 +111,12 @@ def well_formed(data: dict[str, Any]) -> dict[str, Any]:
         "notebook_path": _text(data.get("notebook_path")),
         "protocol": data.get("protocol") if isinstance(data.get("protocol"), int) else None,
         "requests": [
-            _request(request)
+            kept
             for request in (requests if isinstance(requests, list) else [])
             if isinstance(request, dict)
             and isinstance(request.get("id"), str)
             and _REQUEST_ID.fullmatch(request["id"])
+            and (kept := _request(request)) is not None
         ],
         "journal": {
             "path": _text(journal.get("path")),
@@ -82,7 +132,10 @@ def well_formed(data: dict[str, Any]) -> dict[str, Any]:
             if isinstance(entry, dict)
             and isinstance(entry.get("id"), str)
             and _REQUEST_ID.fullmatch(entry["id"])
-            and isinstance(entry.get("decided_at"), str)
+            and _matching(_TIME, entry.get("decided_at")) is not None
+            and isinstance(entry.get("action"), str)
+            and isinstance(entry.get("summary"), str)
+            and entry.get("status") in _STATUSES
         ],
     }
 
