@@ -43,6 +43,11 @@ def test_a_wheel_from_a_clean_clone_installs_with_both_extensions_enabled(tmp_pa
     lab = "share/jupyter/labextensions/jupyter-approvals/"
     assert any(n.endswith(lab + "install.json") for n in names)
     assert any(n.endswith(lab + "package.json") for n in names)
+    # And the JSON Schemas of the contract, which the package loads at run time
+    schema_dir = ROOT / "jupyter_approvals" / "core" / "schemas"
+    for schema in schema_dir.glob("*.schema.json"):
+        assert f"jupyter_approvals/core/schemas/{schema.name}" in names
+    assert len(list(schema_dir.glob("*.schema.json"))) >= 3
     # When it is installed with JupyterLab into a fresh virtualenv
     venv = tmp_path / "venv"
     run(sys.executable, "-m", "venv", venv)
