@@ -29,7 +29,7 @@ TINY = [
     ),
     pytest.param(
         "bench_sidebar.py",
-        ["--kernels", "1", "--per-kernel", "2", "--window", "2", "--reopens", "2"],
+        ["--kernels", "1", "--per-kernel", "2", "--window", "2", "--pages", "2", "--reopens", "2"],
         "row rebuilds during 2 s of unchanged polls",
         marks=pytest.mark.e2e,
     ),
