@@ -310,6 +310,23 @@ def verdict(ok: bool) -> str:
     return "PASS" if ok else "FAIL"
 
 
+def long_tasks_by_phase(
+    tasks: list[dict], first: dict, phases: dict[str, float], over: float
+) -> list[str]:
+    """Each task longer than ``over`` ms after the first click: when, and in which phase."""
+    marks = sorted([(first["clickAt"], "openings"), *((t, n) for n, t in phases.items() if t)])
+    found = []
+    for task in sorted(tasks, key=lambda t: t["start"]):
+        if task["start"] < first["clickAt"] or task["duration"] <= over:
+            continue
+        phase = [name for at, name in marks if at <= task["start"]][-1]
+        found.append(
+            f"{task['duration']:.0f} ms at +{(task['start'] - first['clickAt']) / 1000:.1f} s "
+            f"({phase})"
+        )
+    return found
+
+
 def longest(tasks: list[dict], start: float, end: float | None = None) -> float:
     durations = [
         t["duration"] for t in tasks if t["start"] >= start and (end is None or t["start"] <= end)
@@ -400,6 +417,11 @@ def main() -> None:
                     )
                 )
                 tasks = page.evaluate("() => window.__bench.longtasks")
+                phases = page.evaluate(
+                    "() => ({ polls: window.__bench.windowStart, "
+                    "'after polls': window.__bench.windowEnd, "
+                    "typing: window.__bench.typingStart })"
+                )
                 browser.close()
         finally:
             # LabServer.stop ends the server; kernels it leaves behind are ended too.
@@ -460,6 +482,11 @@ def main() -> None:
         f"longest task (a long task is one over 50 ms; 0 = none): while rendering "
         f"{longest_render:.0f} ms, from the click to the end {longest_all:.0f} ms "
         f"({len(tasks)} long tasks over the whole page life, most while JupyterLab starts)"
+    )
+    over = long_tasks_by_phase(tasks, first, phases, LONG_TASK_TARGET_MS)
+    print(
+        f"tasks over {LONG_TASK_TARGET_MS:.0f} ms after the first click: "
+        + ("; ".join(over) if over else "none")
     )
     print()
     rows = [
