@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -127,6 +128,14 @@ def main() -> None:
         print(f"ours (+ structured):   {best_both:7.3f} s  ({what_both})")
         print(f"ours (all hunks text): {best_full:7.3f} s")
         print(f"git diff --no-index:   {best_git:7.3f} s")
+        med = {name: statistics.median(v) for name, v in (("ours", ours), ("both", both))}
+        med["git"] = statistics.median(git)
+        print(
+            f"medians of {args.repeat} (info): ours {med['ours']:.3f} s, with structured "
+            f"{med['both']:.3f} s, git {med['git']:.3f} s; ours / git "
+            f"{med['ours'] / med['git']:.2f}x, with structured / text "
+            f"{med['both'] / med['ours']:.2f}x"
+        )
         seconds, finished = time_difflib(a, b, args.difflib_limit)
         more = "" if finished else "more than "
         print(f"difflib.unified_diff:  {more}{seconds:7.3f} s" + ("" if finished else " (stopped)"))
