@@ -3,13 +3,46 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 from jupyter_approvals.core.protocol import SHOWN_FIELDS
 from jupyter_approvals.testing import Execution, KernelFrontend, Widget
 
+# The kernel's approvals clock, for the tests: real time plus the seconds a test skipped
+# (let_a_person_read), kept in a file beside the kernel's connection file. A test then need not
+# sleep through the reading floor; the tests of the floor itself click without skipping.
+TEST_CLOCK = """
+import time as _time
+from ipykernel.connect import get_connection_file as _connection_file
+from jupyter_approvals.kernel.session import KernelSession as _Session
+
+class _SkippingClock:
+    def __init__(self, path):
+        self.path = path
+
+    def _skipped(self):
+        try:
+            return float(open(self.path).read() or 0)
+        except (OSError, ValueError):
+            return 0.0
+
+    def wall(self):
+        return _time.time() + self._skipped()
+
+    def monotonic(self):
+        return _time.monotonic() + self._skipped()
+
+_clock_file = _connection_file() + ".skipped"
+if _Session._current is None or not isinstance(_Session._current.store.clock, _SkippingClock):
+    _Session.install(_Session(get_ipython(), clock=_SkippingClock(_clock_file)))
+    open(_clock_file, "w").write("0")
+"""
+
 # A protected writer whose subject includes the target file's current content.
-SETUP = """
+SETUP = (
+    TEST_CLOCK
+    + """
 import jupyter_approvals as ja
 from pathlib import Path
 runs = []
@@ -21,6 +54,7 @@ def save(text, path):
     Path(path).write_text(text)
     return f"wrote {len(text)} chars"
 """
+)
 
 #: How long a person takes at least; answers sooner are auto-answered.
 HUMAN_PAUSE_S = 1.2
@@ -40,11 +74,21 @@ def pending_call(fe: KernelFrontend, code: str) -> Widget:
     return fe.cards()[-1]
 
 
+def let_a_person_read(fe: KernelFrontend, seconds: float = HUMAN_PAUSE_S) -> None:
+    """Let ``seconds`` pass on the kernel's approvals clock: skipped at once when the kernel
+    runs the test clock of :data:`SETUP`, slept otherwise."""
+    skipped = Path(fe.manager.connection_file + ".skipped")
+    if not skipped.exists():
+        time.sleep(seconds)
+        return
+    skipped.write_text(str(float(skipped.read_text() or 0) + seconds))
+
+
 def approve_as_person(
     fe: KernelFrontend, card: Widget, decision: str = "approve", reason: str = ""
 ) -> Widget:
     """Wait like a person, press the button, and return the card's new state."""
-    time.sleep(HUMAN_PAUSE_S)
+    let_a_person_read(fe)
     fe.click(card, decision, reason=reason)
     return wait_for_state(fe, card, lambda s: s["state"] != "pending" or s.get("notice"))
 

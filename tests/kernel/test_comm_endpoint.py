@@ -7,7 +7,7 @@ import time
 import pytest
 
 from tests.conftest import journal_lines
-from tests.kernel.helpers import HUMAN_PAUSE_S, SETUP, pending_call, run, value
+from tests.kernel.helpers import SETUP, let_a_person_read, pending_call, run, value
 
 pytestmark = pytest.mark.kernel
 
@@ -50,7 +50,7 @@ def test_decision_from_the_sidebar_runs_the_call_once(frontend, state_dir):
     card = pending_call(frontend, "save('x', 'x.txt')")
     request_id, fp = card.state["request_id"], card.state["fingerprint"]
     # When the sidebar approves it after a person's pause
-    time.sleep(HUMAN_PAUSE_S)
+    let_a_person_read(frontend)
     reply = frontend.decide(request_id, "approve", fp)
     # Then it is approved, the card follows, and the call runs
     assert reply == {
@@ -69,7 +69,7 @@ def test_decision_from_the_sidebar_runs_the_call_once(frontend, state_dir):
 def test_decision_naming_another_fingerprint_is_refused(frontend):
     run(frontend, SETUP)
     card = pending_call(frontend, "save('x', 'x.txt')")
-    time.sleep(HUMAN_PAUSE_S)
+    let_a_person_read(frontend)
     reply = frontend.decide(card.state["request_id"], "approve", "sha256:" + "0" * 64)
     assert reply["ok"] is False
     assert reply["code"] == "APPROVAL_FINGERPRINT_MISMATCH"
@@ -80,7 +80,7 @@ def test_decision_naming_another_fingerprint_is_refused(frontend):
 def test_second_decision_is_refused(frontend):
     run(frontend, SETUP)
     card = pending_call(frontend, "save('x', 'x.txt')")
-    time.sleep(HUMAN_PAUSE_S)
+    let_a_person_read(frontend)
     request_id, fp = card.state["request_id"], card.state["fingerprint"]
     assert frontend.decide(request_id, "reject", fp, reason="no")["ok"] is True
     second = frontend.decide(request_id, "approve", fp)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,13 @@ from jupyter_approvals.core.policy import ManualClock
 from jupyter_approvals.kernel.journaling import REFUSALS_JOURNALED
 from jupyter_approvals.kernel.session import KernelSession
 from tests.conftest import journal_lines
-from tests.kernel.helpers import HUMAN_PAUSE_S, SETUP, pending_call, run, wait_for_state
+from tests.kernel.helpers import (
+    SETUP,
+    let_a_person_read,
+    pending_call,
+    run,
+    wait_for_state,
+)
 
 
 @pytest.fixture
@@ -170,7 +175,7 @@ def test_a_trap_widgets_refusals_never_use_up_the_lines_of_a_frontend(frontend, 
     frontend.pump(1.0)
     run(frontend, "card.set_trait('summary', 'Write scratch.txt')")
     frontend.pump(0.5)
-    time.sleep(HUMAN_PAUSE_S)
+    let_a_person_read(frontend)
     frontend.click(card, "approve")
     wait_for_state(frontend, card, lambda s: s.get("notice"))
     # Then the callback's refusals count as code's, and the person's is the frontend's line

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import copy
-import time
 
 import pytest
 
 from tests.conftest import journal_lines
 from tests.kernel.helpers import (
-    HUMAN_PAUSE_S,
     card_decision,
+    let_a_person_read,
     pending_call,
     run,
     value,
@@ -33,7 +32,7 @@ def test_a_card_that_showed_another_structured_preview_decides_nothing(frontend,
     state = frontend.card(card.model_id).state
     structured = state["structured"]
     assert structured["headline"][0]["label"] == "line added"
-    time.sleep(HUMAN_PAUSE_S)
+    let_a_person_read(frontend)
     # When the card reports it showed the same text but other counts
     altered = copy.deepcopy(structured)
     altered["headline"][0]["count"] = 0

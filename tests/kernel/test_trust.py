@@ -8,10 +8,10 @@ import pytest
 
 from tests.conftest import journal_lines
 from tests.kernel.helpers import (
-    HUMAN_PAUSE_S,
     SETUP,
     approve_as_person,
     card_decision,
+    let_a_person_read,
     pending_call,
     run,
     value,
@@ -40,7 +40,7 @@ def test_calling_the_card_handler_from_a_cell_is_refused(frontend, state_dir):
     # Given a pending call shown long enough ago
     run(frontend, SETUP)
     pending_call(frontend, "save('x', 'x.txt')")
-    time.sleep(HUMAN_PAUSE_S)
+    let_a_person_read(frontend)
     # When cell code invokes the card's message handler as if the button were pressed
     run(
         frontend,
@@ -62,7 +62,7 @@ card._handle_custom_msg({"op": "decide", "id": card.request_id, "decision": "app
 def test_calling_the_decision_function_from_a_cell_is_refused(frontend, state_dir):
     run(frontend, SETUP)
     pending_call(frontend, "save('x', 'x.txt')")
-    time.sleep(HUMAN_PAUSE_S)
+    let_a_person_read(frontend)
     # When cell code calls the session's decision entry point directly
     result = run(
         frontend,
@@ -80,7 +80,7 @@ session.decisions.decide(card.request_id, "approve", card.fingerprint)
 def test_sending_the_decision_dict_to_the_comm_endpoint_from_a_cell_is_refused(frontend, state_dir):
     run(frontend, SETUP)
     pending_call(frontend, "save('x', 'x.txt')")
-    time.sleep(HUMAN_PAUSE_S)
+    let_a_person_read(frontend)
     # When cell code feeds a decide message to the endpoint's handler, with a fake comm
     run(
         frontend,
@@ -203,7 +203,7 @@ def test_a_background_thread_cannot_decide_while_a_frontend_talks(frontend, stat
     # Given a pending call and a thread in the kernel that keeps trying to approve it
     run(frontend, SETUP)
     card = pending_call(frontend, "save('x', 'x.txt')")
-    time.sleep(HUMAN_PAUSE_S)
+    let_a_person_read(frontend)
     run(
         frontend,
         CARD
@@ -235,7 +235,7 @@ def test_a_trap_button_cannot_approve_a_hidden_request(frontend):
     # Given a pending request and an innocent-looking button that tries to approve it
     run(frontend, SETUP)
     pending_call(frontend, "save('x', 'x.txt')")
-    time.sleep(HUMAN_PAUSE_S)
+    let_a_person_read(frontend)
     run(
         frontend,
         CARD
@@ -272,7 +272,7 @@ def test_a_card_cannot_be_rewritten_to_show_something_else(frontend):
     assert plain.ename == "AttributeError"
     frontend.pump(0.5)
     assert frontend.card(card.model_id).state["summary"] == "Write scratch.txt"
-    time.sleep(HUMAN_PAUSE_S)
+    let_a_person_read(frontend)
     frontend.click(card, "approve")
     after = wait_for_state(frontend, card, lambda s: s.get("notice"))
     assert "APPROVAL_FINGERPRINT_MISMATCH" in after.state["notice"]
@@ -302,7 +302,7 @@ display(fake)
     )
     fake = frontend.cards()[-1]
     # When a person approves in the look-alike
-    time.sleep(HUMAN_PAUSE_S)
+    let_a_person_read(frontend)
     frontend.click(fake, "approve")
     after = wait_for_state(frontend, fake, lambda s: s.get("notice"))
     # Then nothing is decided
@@ -366,7 +366,7 @@ def test_a_hook_cannot_apply_a_card_decision_whose_shown_content_was_refused(fro
     run(frontend, SETUP)
     card = pending_call(frontend, "save('x', 'precious.csv')")
     run(frontend, DECIDING_HOOK.format(name="_check_shown"))
-    time.sleep(HUMAN_PAUSE_S)
+    let_a_person_read(frontend)
     # When a card message arrives whose shown content is not the request's (rewritten text)
     card_decision(frontend, card, summary="Write scratch.txt")
     after = wait_for_state(frontend, card, lambda s: s.get("notice")).state
@@ -388,7 +388,7 @@ def test_a_hook_cannot_apply_a_sidebar_decision_that_arrived_too_late(frontend, 
     run(frontend, SETUP)
     card = pending_call(frontend, "save('x', 'precious.csv')")
     run(frontend, DECIDING_HOOK.format(name="_check_deadline"))
-    time.sleep(HUMAN_PAUSE_S)
+    let_a_person_read(frontend)
     # When a sidebar decision arrives after the deadline its sender gave it (the server
     # already told the person that nothing was decided)
     frontend.list_pending()
@@ -432,7 +432,7 @@ for _ in range(30):
     # When a person then presses Approve on a card whose text was rewritten
     run(frontend, CARD + "card.set_trait('summary', 'Write scratch.txt')")
     frontend.pump(0.5)
-    time.sleep(HUMAN_PAUSE_S)
+    let_a_person_read(frontend)
     frontend.click(card, "approve")
     wait_for_state(frontend, card, lambda s: s.get("notice"))
     # Then the code's refusals were counted, not all written, and the frontend's still is

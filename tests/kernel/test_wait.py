@@ -9,7 +9,7 @@ import time
 import pytest
 
 from jupyter_approvals.core import errors
-from tests.kernel.helpers import HUMAN_PAUSE_S, SETUP, run, value
+from tests.kernel.helpers import SETUP, let_a_person_read, run, value
 
 pytestmark = pytest.mark.kernel
 
@@ -29,7 +29,7 @@ def test_await_wait_returns_the_result_after_a_frontend_approves(frontend, proje
     msg_id = frontend.submit("result = await save.wait('hello', 'waited.txt')\nresult")
     card = wait_for_card(frontend)
     # When a person approves in the card while the cell awaits
-    time.sleep(HUMAN_PAUSE_S)
+    let_a_person_read(frontend)
     frontend.click(card, "approve")
     outcome = frontend.collect(msg_id, timeout=30)
     # Then the cell ends with the function's result and it ran once
@@ -43,7 +43,7 @@ def test_await_wait_raises_the_rejection(frontend):
     run(frontend, SETUP)
     msg_id = frontend.submit("await save.wait('hello', 'waited.txt')")
     card = wait_for_card(frontend)
-    time.sleep(HUMAN_PAUSE_S)
+    let_a_person_read(frontend)
     frontend.click(card, "reject", reason="not today")
     outcome = frontend.collect(msg_id, timeout=30)
     assert outcome.ename == "ApprovalRejected"
