@@ -119,12 +119,16 @@ LABEXT := labextension
 LABEXT_SOURCES := $(LABEXT)/package.json $(wildcard $(LABEXT)/package-lock.json) $(LABEXT)/tsconfig.json \
 	$(wildcard $(LABEXT)/src/*) $(wildcard $(LABEXT)/style/*)
 
-$(VENV)/.installed: pyproject.toml $(LABEXT_SOURCES)
-	@command -v npm >/dev/null || { echo "make setup needs Node.js (>= 20) and npm to build $(LABEXT)/" >&2; exit 1; }
+# The Python side alone (what `make test-fast` needs; no npm).
+$(VENV)/.python: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(call unlink_sidebar,$(VENV))
 	HATCH_JUPYTER_BUILDER_SKIP_NPM=1 $(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $@
+
+$(VENV)/.installed: $(VENV)/.python $(LABEXT_SOURCES)
+	@command -v npm >/dev/null || { echo "make setup needs Node.js (>= 20) and npm to build $(LABEXT)/" >&2; exit 1; }
 	cd $(LABEXT) && if [ ! -f package-lock.json ]; then npm install --no-audit --no-fund; \
 		elif [ ! -f node_modules/.package-lock.json ] \
 			|| [ package-lock.json -nt node_modules/.package-lock.json ] \
@@ -148,15 +152,22 @@ lint: setup
 check: test
 	$(MAKE) upstream
 
+# Most tests wait (on kernels, servers, a browser) rather than compute: pytest-xdist runs them
+# in TEST_JOBS processes, each test file in one process so that its module fixtures (a
+# JupyterLab, a kernel) are made once.
+TEST_JOBS ?= 4
+
 test: lint browser agents oldest
 	cd $(LABEXT) && npm test
 	CHROMIUM_PATH=$(CHROMIUM) AGENT_PYTHON=$(abspath $(AGENT_VENV))/bin/python \
 		OLDEST_PYTHON=$(abspath $(OLDEST_VENV))/bin/python \
-		$(BIN)/pytest tests notebooks --nbval --nbval-sanitize-with $(SANITIZE)
+		$(BIN)/pytest -n $(TEST_JOBS) --dist loadfile tests notebooks \
+		--nbval --nbval-sanitize-with $(SANITIZE)
 
-# Everything but the tests that start a real kernel or a browser (about 1,000 tests, ~1.5 min).
-test-fast: setup
-	$(BIN)/pytest -m "not kernel and not e2e and not install and not venvs" tests
+# Every test that starts no kernel, no browser and nothing in another virtualenv; needs
+# neither npm nor the sidebar's build.
+test-fast: $(VENV)/.python
+	$(BIN)/pytest -n auto -m "not kernel and not e2e and not install and not venvs and not sidebar" tests
 
 # The documentation's screenshots: the browser tests write every screenshot under
 # build/screenshots (never into the tree), the ones for docs/images (save_screenshot(...,

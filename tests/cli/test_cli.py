@@ -39,7 +39,7 @@ def env(tmp_path: Path, state_dir: Path) -> dict[str, str]:
         JUPYTER_CONFIG_DIR=str(tmp_path / "user-config"),
         JUPYTER_PATH=str(tmp_path / "jupyter-data"),
         JUPYTER_DATA_DIR=str(tmp_path / "user-data"),
-        COLUMNS="200",
+        COLUMNS="1000",  # wide enough for any temporary path, under xdist too
     )
     return base
 

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 JUPYTER = str(Path(sys.executable).with_name("jupyter"))
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -28,6 +30,7 @@ def test_server_extension_is_enabled_and_validates():
     assert re.search(r"jupyter_approvals \S+ OK", listing)
 
 
+@pytest.mark.sidebar
 def test_sidebar_labextension_is_installed_and_enabled():
     listing = jupyter("labextension", "list")
     assert re.search(r"jupyter-approvals v\S+ enabled\s+OK", listing)

@@ -37,6 +37,9 @@ from tests.security.fuzz_support import (
     verdict,
 )
 
+# Thousands of examples each: under a parallel run on two cores one property can take minutes.
+pytestmark = pytest.mark.timeout(900)
+
 #: Examples per property; their sum is the 10,000 of issue 11.
 ENDPOINT_DECISIONS = 4000
 CARD_DECISIONS = 3500
