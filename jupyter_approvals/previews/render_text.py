@@ -187,8 +187,8 @@ def _block(block: Mapping[str, Any]) -> list[str]:
         body = [f"{one_line(block['method'])} {one_line(block['url'])}"]
     elif kind == "code":
         indent = "  "
-        body = [piece for line in block["text"].split("\n") for piece in _wrapped(line)]
-        body = body if block["text"] else []
+        code = block["text"]
+        body = [piece for line in code.split("\n") for piece in _wrapped(line)] if code else []
     elif kind == "diff":
         indent = ""
         body = _diff(block)
@@ -197,7 +197,7 @@ def _block(block: Mapping[str, Any]) -> list[str]:
     elif kind == "paths":
         body = [_path(item) for item in block["items"]]
     elif kind == "text":
-        body = list(block["lines"])
+        body = [one_line(line) for line in block["lines"]]
     else:  # a shape checked by core.structured has no other block; say so rather than guess
         body = [f"(a {one_line(str(kind))} block, which this text cannot show)"]
     lines = [] if title is None else [f"{one_line(title)}:"]
