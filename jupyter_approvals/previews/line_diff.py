@@ -30,7 +30,6 @@ __all__ = [
     "changed_words",
     "diff_lines",
     "hunk_range",
-    "hunk_size",
     "hunks",
     "is_binary",
     "show_line",
@@ -63,12 +62,6 @@ def hunk_range(diff: LineDiff, group: list[Block], context: int = CONTEXT) -> Bl
     lead = min(context, first[0], first[2])
     trail = min(context, len(diff.old) - last[1], len(diff.new) - last[3])
     return first[0] - lead, last[1] + trail, first[2] - lead, last[3] + trail
-
-
-def hunk_size(diff: LineDiff, group: list[Block], context: int = CONTEXT) -> int:
-    """Lines :func:`unified_lines` writes for this hunk, its ``@@`` header included."""
-    i1, i2, _, _ = hunk_range(diff, group, context)
-    return 1 + (i2 - i1) + sum(b[3] - b[2] for b in group)
 
 
 def _range(start: int, stop: int) -> str:
