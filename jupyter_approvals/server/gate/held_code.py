@@ -36,7 +36,12 @@ def execute_subject(content: dict[str, Any], kernel_id: str, agent: str) -> dict
 
 
 def held_preview(code: str, expressions: dict[str, str]) -> str:
-    """All that will run: the code, then each user expression (evaluated after it)."""
+    """All that will run: the code, then each user expression (evaluated after it).
+
+    Unlike the ready operations' previews, this text is not rendered from the structured
+    preview (:mod:`...previews.render_text` indents, wraps and shares its room between
+    blocks): the person judges code to the character, so the text is the code itself, whole,
+    and code too long to show whole is refused rather than cut."""
     if not expressions:
         return code
     lines = [code, "", "# and these user expressions, evaluated after the code:"]
