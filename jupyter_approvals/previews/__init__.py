@@ -6,8 +6,7 @@ so they import nothing of Jupyter, the kernel side or the server: only ``core``.
 - :mod:`.structured`: :class:`~.structured.StructuredPreview`, the one builder of a preview
   (a character budget, every cut announced), and :mod:`.render_text`, which renders its
   document as the bounded text preview.
-- :mod:`.text`: the budgets, :class:`~.text.Deadline` (a time budget) and
-  :class:`~.text.PreviewText` (a line budget, kept for ``benchmarks/bench_diff.py``).
+- :mod:`.text`: the budgets and :class:`~.text.Deadline` (a time budget).
 - :mod:`.line_diff` and :mod:`.line_match`: unified line diffs of text.
 - :mod:`.file_tree`: a listing of what a deletion or move touches, and the tree's state.
 - :mod:`.table_diff`: rows and columns added, removed and changed between two tables.

@@ -16,9 +16,8 @@ import re
 from collections.abc import Iterator
 
 from .line_match import Block, LineDiff, diff_lines, is_binary, split_lines
-from .render_text import render_text
 from .structured import DiffBlock, StructuredPreview
-from .text import LINE_BUDGET, Deadline, PreviewText
+from .text import LINE_BUDGET, Deadline
 
 __all__ = [
     "CONTEXT",
@@ -26,7 +25,6 @@ __all__ = [
     "Block",
     "LineDiff",
     "add_diff",
-    "add_diff_preview",
     "changed_words",
     "diff_lines",
     "hunk_range",
@@ -151,23 +149,6 @@ def add_diff(
             _structured_hunk(structured, block, diff, group, fromfile, tofile)
     structured.left_out(cut_hunks, "hunks")
     structured.left_out(cut_lines, "diff lines")
-    return diff
-
-
-def add_diff_preview(
-    preview: PreviewText,
-    old: bytes,
-    new: bytes,
-    fromfile: str,
-    tofile: str,
-    deadline: Deadline | None = None,
-    structured: StructuredPreview | None = None,
-) -> LineDiff:
-    """:func:`add_diff` with its text rendered into ``preview``: kept only for
-    ``benchmarks/bench_diff.py``, which times this call; producers use :func:`add_diff`."""
-    built = structured if structured is not None else StructuredPreview()
-    diff = add_diff(built, old, new, fromfile, tofile, deadline)
-    preview.extend(render_text(built.document(), preview.budget).split("\n"))
     return diff
 
 

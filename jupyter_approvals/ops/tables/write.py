@@ -21,7 +21,7 @@ from ...core.errors import ApprovalInvalidArgument
 from ...core.lease import require_lease
 from ...kernel.gate import protected
 from ...kernel.handoff import peek, recall, remember
-from ...previews.render_text import preview_of, render_text
+from ...previews.render_text import preview_of
 from ...previews.structured import Preview, StructuredPreview
 from ...previews.text import Deadline, plural, size_text
 from ..common.files_state import FileState, read_state
@@ -214,25 +214,6 @@ def structured_preview(df: Any, path: str, format: str, key: Any, index: bool) -
         facts.append(("key", ", ".join(map(str, key))))
     shown.facts(facts, title="Target")
     return shown
-
-
-class _RenderedText:
-    """The rendered text where a caller expects a text preview's ``render()``."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def render(self) -> str:
-        return self.text
-
-
-def build_preview(
-    df: Any, path: str, format: str, key: Any, index: bool, structured: bool = True
-) -> tuple[_RenderedText, StructuredPreview | None]:
-    """:func:`structured_preview` and its rendered text: kept for
-    ``benchmarks/bench_table_diff.py``, which times this call; the card uses :func:`_preview`."""
-    shown = structured_preview(df, path, format, key, index)
-    return _RenderedText(render_text(shown.document())), shown if structured else None
 
 
 @protected(

@@ -13,7 +13,7 @@ from jupyter_approvals.core import atomic as _atomic
 from jupyter_approvals.core import errors
 from jupyter_approvals.core.atomic import atomic_replace
 from jupyter_approvals.ops.common.extras import require
-from jupyter_approvals.previews.text import PreviewText, plural, size_text
+from jupyter_approvals.previews.text import plural, size_text
 
 
 def leftovers(directory: Path) -> list[str]:
@@ -135,39 +135,6 @@ def test_a_target_resolving_as_expected_is_replaced(tmp_path):
         out.write(b"new")
     # Then the real file has the new content
     assert real.read_text() == "new"
-
-
-def test_a_preview_announces_what_it_leaves_out():
-    # Given a small budget
-    preview = PreviewText(budget=1_200)
-    # When more lines are added than fit, plus a long line and a note
-    preview.add("x" * 1000)
-    preview.extend((f"line {n}" for n in range(100)), kind="rows")
-    preview.left_out(7, "hunks")
-    preview.note("The diff stopped after 5 s.")
-    text = preview.render()
-    # Then the long line was cut and every omission is named
-    assert preview.full
-    assert "… 100 more rows not shown" in text
-    assert len(text) <= 1_200
-    assert "… 7 more hunks not shown" in text
-    assert text.endswith("The diff stopped after 5 s.")
-
-
-def test_the_preview_never_passes_its_budget_even_with_many_notes():
-    preview = PreviewText(budget=2_000)
-    preview.extend(f"row {n}" for n in range(1_000))
-    for n in range(100):
-        preview.note(f"note {n} " + "z" * 300)
-    text = preview.render()
-    assert len(text) <= 2_000
-    assert text.endswith("… the rest of this preview is not shown")
-
-
-def test_a_long_line_is_cut_with_its_remaining_length():
-    preview = PreviewText()
-    preview.add("y" * 500)
-    assert preview.render() == "y" * 400 + " … (100 more characters)"
 
 
 def test_sizes_and_counts_read_naturally():
