@@ -153,10 +153,23 @@ async def test_rejection_reason_reaches_the_caller(jp_fetch, kernels):
     assert "wrong table" in result["evalue"]
 
 
+async def listed_idle(jp_fetch, request_id: str) -> None:
+    """Wait until the server lists ``request_id`` in an idle kernel: the cell's reply can reach
+    the test's client before the server's link has read the kernel's idle status, and a
+    decision the server thinks a busy kernel cannot take is answered 503 without being sent."""
+    for _ in range(100):
+        rows = (await get_json(jp_fetch, "pending"))["pending"]
+        if any(row["id"] == request_id and not row["kernel_busy"] for row in rows):
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"the server never listed {request_id} in an idle kernel")
+
+
 async def test_fast_answer_from_the_sidebar_is_auto_answered(jp_fetch, kernels):
     kernel = await kernels()
     await kernel.run(SETUP)
     pending = await kernel.pending_call("save('data', 'out.txt')")
+    await listed_idle(jp_fetch, pending["request_id"])
     status, verdict = await post_decision(
         jp_fetch,
         kernel.id,
