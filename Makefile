@@ -165,9 +165,10 @@ test: lint browser agents oldest
 		--nbval --nbval-sanitize-with $(SANITIZE)
 
 # Every test that starts no kernel, no browser and nothing in another virtualenv; needs
-# neither npm nor the sidebar's build.
+# neither npm nor the sidebar's build. The fuzz properties run a fifth of their examples
+# here (at least 50 each); make test runs them all.
 test-fast: $(VENV)/.python
-	$(BIN)/pytest -n auto -m "not kernel and not e2e and not install and not venvs and not sidebar" tests
+	JPA_FUZZ_EXAMPLES_SCALE=0.2 $(BIN)/pytest -n auto -m "not kernel and not e2e and not install and not venvs and not sidebar" tests
 
 # The documentation's screenshots: the browser tests write every screenshot under
 # build/screenshots (never into the tree), the ones for docs/images (save_screenshot(...,

@@ -60,6 +60,7 @@ def test_the_benchmark_runs_on_tiny_sizes_and_reports(tmp_path, script, argument
     assert "target" in report or "info" in report
 
 
+@pytest.mark.kernel  # its servers start kernels
 def test_the_agent_gate_benchmark_runs_and_reports_both_ratios(tmp_path):
     # When the benchmark runs with a few requests: 20 held ones per batch, more than one
     # agent may have pending, so that batches take a fresh agent as the full run does

@@ -53,6 +53,17 @@ from jupyter_approvals.core.protocol import COMM_TARGET, SHOWN_FIELDS
 from jupyter_approvals.kernel.session import KernelSession
 
 #: Every code a refused decision or message may carry (docs/protocol.md 3.3, 3.4, 4).
+#: Set by `make test-fast` to a fraction: each property then runs that share of its examples
+#: (at least 50), for a quick loop. `make test`, which CI runs, leaves it unset: every example.
+EXAMPLES_SCALE_ENV = "JPA_FUZZ_EXAMPLES_SCALE"
+
+
+def scaled_examples(examples: int) -> int:
+    """``examples``, or the share of them :data:`EXAMPLES_SCALE_ENV` asks for."""
+    scale = float(os.environ.get(EXAMPLES_SCALE_ENV) or 1.0)
+    return examples if scale >= 1.0 else max(50, int(examples * scale))
+
+
 REFUSAL_CODES = frozenset(
     {
         "APPROVAL_MALFORMED_DECISION",

@@ -33,6 +33,7 @@ from tests.security.fuzz_support import (
     journal_entries,
     json_values,
     mutations,
+    scaled_examples,
     scratch_dir,
     verdict,
 )
@@ -51,7 +52,7 @@ def fuzz_settings(examples: int) -> settings:
     """Deterministic and quiet: the same examples on every run, nothing written to the tree.
     Examples are generated large on purpose (huge values), hence the size health check."""
     return settings(
-        max_examples=examples,
+        max_examples=scaled_examples(examples),
         deadline=None,
         derandomize=True,
         database=None,

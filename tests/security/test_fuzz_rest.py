@@ -38,6 +38,7 @@ from tests.security.fuzz_support import (
     journal_entries,
     json_values,
     near_fingerprints,
+    scaled_examples,
 )
 from tests.server.agent_client import KernelSocket, add_agent, call
 from tests.server.conftest import _state_dir, jp_server_config, kernels, state_dir  # noqa: F401
@@ -108,7 +109,7 @@ def fuzz_settings(examples: int) -> settings:
     """Deterministic, nothing written to the tree, no per-example deadline (each example is
     an HTTP round trip through a kernel); huge values are generated on purpose."""
     return settings(
-        max_examples=examples,
+        max_examples=scaled_examples(examples),
         deadline=None,
         derandomize=True,
         database=None,
