@@ -154,15 +154,18 @@ check: test
 
 # Most tests wait (on kernels, servers, a browser) rather than compute: pytest-xdist runs them
 # in TEST_JOBS processes, each test file in one process so that its module fixtures (a
-# JupyterLab, a kernel) are made once.
+# JupyterLab, a kernel) are made once. The tests marked realtime (an answer within a second
+# counted too fast, a countdown) run after, alone: on two busy cores a second can pass
+# between two steps of theirs.
 TEST_JOBS ?= 4
+TEST_ENV = CHROMIUM_PATH=$(CHROMIUM) AGENT_PYTHON=$(abspath $(AGENT_VENV))/bin/python \
+	OLDEST_PYTHON=$(abspath $(OLDEST_VENV))/bin/python
 
 test: lint browser agents oldest
 	cd $(LABEXT) && npm test
-	CHROMIUM_PATH=$(CHROMIUM) AGENT_PYTHON=$(abspath $(AGENT_VENV))/bin/python \
-		OLDEST_PYTHON=$(abspath $(OLDEST_VENV))/bin/python \
-		$(BIN)/pytest -n $(TEST_JOBS) --dist loadfile tests notebooks \
+	$(TEST_ENV) $(BIN)/pytest -n $(TEST_JOBS) --dist loadfile -m "not realtime" tests notebooks \
 		--nbval --nbval-sanitize-with $(SANITIZE)
+	$(TEST_ENV) $(BIN)/pytest -m realtime tests
 
 # Every test that starts no kernel, no browser and nothing in another virtualenv; needs
 # neither npm nor the sidebar's build. The fuzz properties run a fifth of their examples

@@ -146,6 +146,7 @@ def test_a_person_approves_in_the_card_and_the_next_call_runs_once(
     assert nb.errors == []
 
 
+@pytest.mark.realtime
 def test_approve_and_reject_wait_for_the_reading_floor_with_a_countdown(
     lab_server: LabServer, notebook: Path, page: Page
 ):

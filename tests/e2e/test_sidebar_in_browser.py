@@ -267,6 +267,7 @@ def test_the_last_decision_note_follows_a_decision_made_in_the_card(
     expect(last).to_contain_text("approved (in the card)")
 
 
+@pytest.mark.realtime
 def test_a_busy_kernel_keeps_its_item_and_the_reason_being_typed(
     lab_server: LabServer, notebook: Path, page: Page
 ):
@@ -313,6 +314,7 @@ def test_a_busy_kernel_keeps_its_item_and_the_reason_being_typed(
 MIN_ANSWER_S = 8.0
 
 
+@pytest.mark.realtime
 def test_the_sidebar_waits_out_a_kernels_stricter_reading_floor(
     lab_server: LabServer, notebook: Path, page: Page
 ):

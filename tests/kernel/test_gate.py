@@ -101,6 +101,7 @@ def test_rejection_reason_reaches_the_caller(frontend, state_dir):
     assert rejected[0]["latency_ms"] >= 1000
 
 
+@pytest.mark.realtime
 def test_answer_within_a_second_is_auto_answered(frontend, state_dir):
     # Given a pending call
     run(frontend, SETUP)

@@ -79,6 +79,7 @@ _harmless.set_trait("fingerprint", _danger.fingerprint)
     assert target.status() == "pending"
 
 
+@pytest.mark.realtime
 def test_a_card_told_to_accept_instant_answers_still_counts_them_as_none(target: Target) -> None:
     # Given a card whose reading floor cell code set to zero (the view would enable its
     # buttons at once)

@@ -235,6 +235,7 @@ def test_a_decision_for_another_request_sent_to_a_card_is_refused(target: Target
     )
 
 
+@pytest.mark.realtime
 def test_an_answer_within_a_second_is_auto_answered_and_a_retry_is_refused(
     target: Target,
 ) -> None:

@@ -23,6 +23,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -283,6 +284,7 @@ class KernelPool:
         return self.aged[0]
 
 
+@pytest.mark.realtime
 def test_mutated_rest_decisions_never_decide_for_a_person(
     jp_fetch, jp_serverapp, jp_asyncio_loop, jp_http_port, jp_base_url, kernels, state_dir
 ):

@@ -145,6 +145,7 @@ async def test_a_rejection_reaches_the_agent_once_with_the_reason(jp_fetch, kern
     )
 
 
+@pytest.mark.realtime
 async def test_a_fast_answer_is_auto_answered_and_runs_nothing(jp_fetch, kernels, open_socket):
     kernel = await kernels()
     agent = await open_socket(kernel.id)

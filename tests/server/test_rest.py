@@ -165,6 +165,7 @@ async def listed_idle(jp_fetch, request_id: str) -> None:
     raise AssertionError(f"the server never listed {request_id} in an idle kernel")
 
 
+@pytest.mark.realtime
 async def test_fast_answer_from_the_sidebar_is_auto_answered(jp_fetch, kernels):
     kernel = await kernels()
     await kernel.run(SETUP)
