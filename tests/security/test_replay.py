@@ -201,6 +201,7 @@ def short_lived(
     return fresh_kernel
 
 
+@pytest.mark.realtime  # its click must come within the 2 s timeout
 def test_an_approval_used_after_it_expired_runs_nothing(
     short_lived: tuple[KernelFrontend, Path, Path],
 ) -> None:
