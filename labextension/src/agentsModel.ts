@@ -3,25 +3,19 @@
 // never holds up the pending list.
 
 import { ServerConnection } from '@jupyterlab/services';
-import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { PollState, VisiblePoll } from './polling';
+import { PolledModel, PollState } from './polling';
 import { fetchAgents, postPause } from './request';
 import { IAgent } from './tokens';
 
 /** Poll intervals in ms: every 5 s; after an error, longer each time up to a minute. */
 export const AGENTS_FREQUENCY = { interval: 5000, max: 60_000 };
 
-export class AgentsModel implements IDisposable {
+export class AgentsModel extends PolledModel<IAgent[]> {
   constructor(options: AgentsModel.IOptions = {}) {
+    super('jupyter-approvals:agents', AGENTS_FREQUENCY);
     this._settings = options.serverSettings;
-    this._poll = new VisiblePoll({
-      name: 'jupyter-approvals:agents',
-      factory: () => fetchAgents(this._settings),
-      apply: state => this._onTick(state),
-      frequency: AGENTS_FREQUENCY
-    });
   }
 
   /** The agents as last fetched, in the server's order. */
@@ -34,19 +28,6 @@ export class AgentsModel implements IDisposable {
     return this._changed;
   }
 
-  get isDisposed(): boolean {
-    return this._poll.isDisposed;
-  }
-
-  start(): void {
-    this._poll.start();
-  }
-
-  /** Poll now; resolves once the answer is applied. */
-  refresh(): Promise<void> {
-    return this._poll.refresh();
-  }
-
   /**
    * Pause an agent (its held requests rejected, its token refused) or resume it. The caller
    * polls after: the agents, and whatever else the pause changed.
@@ -55,15 +36,11 @@ export class AgentsModel implements IDisposable {
     await postPause(agent, paused, this._settings);
   }
 
-  dispose(): void {
-    if (this.isDisposed) {
-      return;
-    }
-    this._poll.dispose();
-    Signal.clearData(this);
+  protected fetch(): Promise<IAgent[]> {
+    return fetchAgents(this._settings);
   }
 
-  private _onTick(state: PollState<IAgent[]>): void {
+  protected onTick(state: PollState<IAgent[]>): void {
     // An error keeps the agents held: they come with a later poll.
     if (state.phase === 'resolved' || state.phase === 'reconnected') {
       const agents = state.payload as IAgent[];
@@ -75,7 +52,6 @@ export class AgentsModel implements IDisposable {
   }
 
   private _settings: ServerConnection.ISettings | undefined;
-  private _poll: VisiblePoll<IAgent[]>;
   private _agents: IAgent[] = [];
   private _changed = new Signal<this, readonly IAgent[]>(this);
 }

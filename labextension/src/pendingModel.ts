@@ -3,10 +3,9 @@
 // `kernel_id/id`, emitting only what changed.
 
 import { ServerConnection } from '@jupyterlab/services';
-import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { PollState, VisiblePoll } from './polling';
+import { PolledModel, PollState } from './polling';
 import { describeError, fetchPending, IAnswer, ServerExtensionMissing } from './request';
 import { ServerClock } from './serverClock';
 import { IConnection, IPendingChange, IPendingReply, IPendingRequest, itemKey } from './tokens';
@@ -25,16 +24,11 @@ const NOTHING: IPendingReply = {
   journal_errors: []
 };
 
-export class PendingModel implements IDisposable {
+export class PendingModel extends PolledModel<IAnswer<IPendingReply>> {
   constructor(options: PendingModel.IOptions) {
+    super('jupyter-approvals:pending', PENDING_FREQUENCY);
     this._settings = options.serverSettings;
     this._clock = options.clock;
-    this._poll = new VisiblePoll({
-      name: 'jupyter-approvals:pending',
-      factory: () => fetchPending(this._settings),
-      apply: state => this._onTick(state),
-      frequency: PENDING_FREQUENCY
-    });
   }
 
   /** Keys (`kernel_id/id`) in the server's order: oldest request first. */
@@ -64,28 +58,11 @@ export class PendingModel implements IDisposable {
     return this._answered;
   }
 
-  get isDisposed(): boolean {
-    return this._poll.isDisposed;
+  protected fetch(): Promise<IAnswer<IPendingReply>> {
+    return fetchPending(this._settings);
   }
 
-  start(): void {
-    this._poll.start();
-  }
-
-  /** Poll now; resolves once the answer is applied. */
-  refresh(): Promise<void> {
-    return this._poll.refresh();
-  }
-
-  dispose(): void {
-    if (this.isDisposed) {
-      return;
-    }
-    this._poll.dispose();
-    Signal.clearData(this);
-  }
-
-  private _onTick(state: PollState<IAnswer<IPendingReply>>): void {
+  protected onTick(state: PollState<IAnswer<IPendingReply>>): void {
     // A tick that resolved carries the factory's answer; one that was rejected, its error.
     if (state.phase === 'resolved' || state.phase === 'reconnected') {
       this._onAnswer(state.payload as IAnswer<IPendingReply>);
@@ -162,7 +139,6 @@ export class PendingModel implements IDisposable {
 
   private _settings: ServerConnection.ISettings | undefined;
   private _clock: ServerClock;
-  private _poll: VisiblePoll<IAnswer<IPendingReply>>;
   private _items = new Map<string, IPendingRequest>();
   private _signatures = new Map<string, string>();
   private _keys: string[] = [];

@@ -4,6 +4,7 @@
 
 import { IDisposable } from '@lumino/disposable';
 import { IPoll, Poll } from '@lumino/polling';
+import { Signal } from '@lumino/signaling';
 
 /** A Poll's state, as its `ticked` signal gives it. */
 export type PollState<T> = IPoll.State<T, unknown, 'standby'>;
@@ -69,4 +70,48 @@ export namespace VisiblePoll {
     /** Interval while the server answers; after errors it grows (randomly, up to 3×) to max. */
     frequency: { interval: number; max: number };
   }
+}
+
+/**
+ * A model fed by one VisiblePoll: starting, refreshing and disposing are the poll's; a
+ * subclass says what to fetch and what to do with each tick.
+ */
+export abstract class PolledModel<T> implements IDisposable {
+  constructor(name: string, frequency: VisiblePoll.IOptions<T>['frequency']) {
+    this._poll = new VisiblePoll<T>({
+      name,
+      factory: () => this.fetch(),
+      apply: state => this.onTick(state),
+      frequency
+    });
+  }
+
+  get isDisposed(): boolean {
+    return this._poll.isDisposed;
+  }
+
+  start(): void {
+    this._poll.start();
+  }
+
+  /** Poll now; resolves once the answer is applied. */
+  refresh(): Promise<void> {
+    return this._poll.refresh();
+  }
+
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    this._poll.dispose();
+    Signal.clearData(this);
+  }
+
+  /** Ask the server (called by the poll, never before `start`). */
+  protected abstract fetch(): Promise<T>;
+
+  /** Act on one tick of the poll: an answer, an error, or standby. */
+  protected abstract onTick(state: PollState<T>): void;
+
+  private _poll: VisiblePoll<T>;
 }
