@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from jupyter_approvals.ops.common.redact import (
     is_secret_name,
@@ -18,6 +21,8 @@ from jupyter_approvals.ops.common.redact import (
     redact_urls_in_text,
     redacted,
 )
+
+from ...security.fuzz_support import scaled_examples
 
 
 @pytest.mark.parametrize(
@@ -134,6 +139,38 @@ def test_every_url_in_free_text_is_redacted():
         "fatal: unable to access 'https://***@git.example/r.git/': 403\n"
         "hint: see https://docs.example/help?page=2"
     )
+
+
+# What a URL in text is, as a regular expression: the specification the scanner keeps to.
+_URL_AS_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>`]+")
+_URL_PIECES = st.sampled_from(
+    [*"ab1+.-:/ '\"<>`@=&?#\n", "://", "https://", "me:pw@", "token=", "é", "git+ssh://"]
+)
+
+
+@settings(max_examples=scaled_examples(2_000), deadline=None)
+@given(text=st.lists(_URL_PIECES, max_size=30).map("".join))
+def test_urls_in_text_are_found_exactly_where_the_pattern_finds_them(text):
+    # Given any text made of the pieces URLs and their near misses are made of
+    # When its URLs are redacted
+    shown = redact_urls_in_text(text)
+    # Then each URL the pattern matches is redacted, and nothing else changes
+    assert shown == _URL_AS_PATTERN.sub(lambda match: redact_url(match.group()), text)
+
+
+def test_a_url_after_a_megabyte_of_text_without_one_is_still_found():
+    # Given an agent's argument of a megabyte of letters, digits and dashes, then a URL
+    # (a scheme tried at every position made this take minutes)
+    text = "a1-" * 350_000 + " https://me:pw@host/x?token=abc"
+    # When it is redacted
+    shown = redact_urls_in_text(text)
+    # Then the URL's secrets are hidden and the rest is kept
+    assert shown.endswith(" https://***@host/x?token=[redacted: 3 characters]")
+    assert shown[: -len(" https://***@host/x?token=[redacted: 3 characters]")] == "a1-" * 350_000
+
+
+def test_digits_before_a_scheme_are_kept_as_text():
+    assert redact_urls_in_text("1https://me:pw@h/ and ://x") == "1https://***@h/ and ://x"
 
 
 def test_form_values_of_secret_names_are_hidden():
