@@ -6,6 +6,11 @@
 # Debian's chromium for the browser tests (installed with apt-get when missing; as root, or
 # through sudo).
 
+# pytest caches the tests it rewrites for its assertions as bytecode; where the environment
+# forbids bytecode (PYTHONDONTWRITEBYTECODE, set on some CI images), every run and every xdist
+# worker rewrites all test modules again, about 7 s of CPU each.
+unexport PYTHONDONTWRITEBYTECODE
+
 VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
