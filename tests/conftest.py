@@ -37,7 +37,7 @@ def frontend(jpa_frontend: KernelFrontend) -> KernelFrontend:
 
 
 #: Fixtures that start a real kernel process: tests using them are marked ``kernel``.
-_KERNEL_FIXTURES = frozenset({"frontend", "jpa_frontend", "kernels"})
+_KERNEL_FIXTURES = frozenset({"frontend", "jpa_frontend", "kernels", "sandboxed_kernels"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

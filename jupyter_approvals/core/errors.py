@@ -328,6 +328,14 @@ class ApprovalAgentOverLimit(ApprovalRefused):
             self.http_status = 429  # too fast, rather than too big
 
 
+
+class ApprovalSandboxUnavailable(ApprovalUnavailable):
+    """A sandboxed kernel cannot start here (no bubblewrap 0.11, no user namespaces, no
+    overlayfs, or the server extension is not loaded): it is not started at all, never
+    without its sandbox. ``details["reason"]`` says which."""
+
+    code = "APPROVAL_SANDBOX_UNAVAILABLE"
+
 def _collect_codes() -> dict[str, type[ApprovalError]]:
     found: dict[str, type[ApprovalError]] = {}
     pending: list[type[ApprovalError]] = [ApprovalError]

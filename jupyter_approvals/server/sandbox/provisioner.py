@@ -1,0 +1,153 @@
+"""A kernel provisioner that starts the kernelspec's own command inside the sandbox.
+
+jupyter_client picks it for a kernelspec whose ``metadata.kernel_provisioner`` names
+``jupyter-approvals-sandbox`` (the "Python 3 (sandboxed)" kernel this package installs). It
+needs the jupyter-approvals server extension, which hands it its settings
+(:class:`SandboxSettings`) through the web app's settings; without them, or where bubblewrap
+cannot build the sandbox, the kernel does not start (``APPROVAL_SANDBOX_UNAVAILABLE``), never
+unsandboxed.
+
+The kernel's channels use the ipc transport, with their sockets and the connection file in a
+folder of the kernel's own (a new network namespace cannot reach the server's TCP ports, and the
+Jupyter runtime folder, which holds the server's token, is never shown to the kernel).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from jupyter_client.provisioning import LocalProvisioner
+from tornado import web
+
+from ...core import errors
+from ...core.project import STATE_DIR_ENV
+from .command import (
+    SYSTEM_PATHS,
+    KernelFolders,
+    SandboxPlan,
+    bwrap_argv,
+    masked_paths,
+    readable_paths,
+    sandbox_environment,
+)
+from .settings import SANDBOX_SETTING, SandboxSettings, find_and_try
+
+#: The name kernelspecs use for this provisioner (its entry point).
+PROVISIONER_NAME = "jupyter-approvals-sandbox"
+
+
+def _short_base() -> str:
+    """A folder for the kernels' socket folders whose paths stay short: the user's runtime
+    folder (``XDG_RUNTIME_DIR``, private to the user) when it is short, else ``/tmp``."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    if runtime and len(runtime) <= 40 and os.path.isdir(runtime):
+        return runtime
+    return tempfile.gettempdir() if len(tempfile.gettempdir()) <= 40 else "/tmp"
+
+
+class SandboxProvisioner(LocalProvisioner):  # type: ignore[misc]
+    """Launches the kernel under bubblewrap, with the project as a copy-on-write overlay."""
+
+    folders: KernelFolders | None = None
+
+    def _settings(self) -> SandboxSettings:
+        try:
+            return self._checked_settings()
+        except errors.ApprovalSandboxUnavailable as unavailable:
+            # jupyter_server answers an HTTPError with its message; anything else with
+            # "Unhandled error", which would hide the code and the reason from the person.
+            raise web.HTTPError(unavailable.http_status, str(unavailable)) from unavailable
+
+    def _checked_settings(self) -> SandboxSettings:
+        km = self.parent
+        serverapp = getattr(getattr(km, "parent", None), "parent", None)
+        web_app = getattr(serverapp, "web_app", None)
+        settings = getattr(web_app, "settings", {}).get(SANDBOX_SETTING)
+        if not isinstance(settings, SandboxSettings):
+            raise errors.ApprovalSandboxUnavailable(
+                "a sandboxed kernel needs the jupyter-approvals server extension; it is not "
+                "loaded in this server, so the kernel was not started",
+                reason="extension not loaded",
+            )
+        return settings
+
+    def _bwrap(self, settings: SandboxSettings) -> str:
+        bwrap, because = find_and_try(settings.configured_bwrap)
+        if bwrap is None:
+            raise web.HTTPError(
+                errors.ApprovalSandboxUnavailable.http_status,
+                str(
+                    errors.ApprovalSandboxUnavailable(
+                        f"the sandbox is unavailable here: {because}; the kernel was not "
+                        "started (run `jupyter approvals doctor`)",
+                        reason=because,
+                    )
+                ),
+            )
+        return bwrap
+
+    async def pre_launch(self, **kwargs: Any) -> dict[str, Any]:
+        """Point the kernel's channels at its own socket folder, then prepare as usual."""
+        settings = self._settings()
+        self._bwrap(settings)
+        km = self.parent
+        if self.folders is not None:  # a restart: the previous process's sockets go
+            shutil.rmtree(self.folders.sockets, ignore_errors=True)
+        sockets = Path(tempfile.mkdtemp(prefix="jpa-", dir=_short_base()))
+        folders = KernelFolders(settings.kernels_root / self.kernel_id, sockets)
+        # What the previous process staged stays in the upper folder until a person decides
+        # it; overlayfs wants its work folder empty at each mount.
+        shutil.rmtree(folders.work, ignore_errors=True)
+        folders.create()
+        km.transport = "ipc"
+        km.cache_ports = False
+        km.ip = str(folders.sockets / "k")
+        km.connection_file = str(folders.sockets / "connection.json")
+        self.folders = folders
+        return dict(await super().pre_launch(**kwargs))
+
+    async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> Any:
+        """Start ``cmd`` inside the sandbox."""
+        settings = self._settings()
+        bwrap = self._bwrap(settings)
+        if self.folders is None:
+            raise errors.ApprovalSandboxUnavailable(
+                "the kernel's sandbox was not prepared; the kernel was not started",
+                reason="launch without pre_launch",
+            )
+        project = settings.project
+        cwd = Path(kwargs.get("cwd") or project).resolve()
+        if cwd != project and project not in cwd.parents:
+            cwd = project
+        plan = SandboxPlan(
+            bwrap=bwrap,
+            project=project,
+            folders=self.folders,
+            readable=readable_paths(settings.readable, (), project),
+            cwd=cwd,
+            home_bytes=settings.home_bytes,
+            tmp_bytes=settings.tmp_bytes,
+            masked=masked_paths(
+                [project, *settings.readable, *map(Path, SYSTEM_PATHS)],
+                settings.hidden,
+                settings.home,
+            ),
+        )
+        environment = sandbox_environment(dict(kwargs.get("env") or {}), plan.home, self.kernel_id)
+        # The kernel's own journal (its cards' record) goes to a folder of its own; the
+        # server keeps its own record of what a person decided about the kernel's changes.
+        environment[STATE_DIR_ENV] = str(self.folders.state)
+        kwargs["env"] = environment
+        kwargs["cwd"] = str(project)
+        return await super().launch_kernel(bwrap_argv(plan, cmd), **kwargs)
+
+    async def cleanup(self, restart: bool = False) -> None:
+        """Remove the kernel's sockets (its overlay stays until its changes are decided)."""
+        await super().cleanup(restart=restart)
+        if self.folders is not None and not restart:
+            shutil.rmtree(self.folders.sockets, ignore_errors=True)
+            shutil.rmtree(self.folders.work, ignore_errors=True)
