@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 from pathlib import Path
@@ -81,6 +82,25 @@ class Kernel:
         self.client.stop_channels()
 
 
+async def until_the_server_saw_it_start(serverapp, kernel: Kernel) -> None:
+    """Wait until jupyter_server's own record of the kernel's state has left ``starting``.
+
+    The server follows the kernel's status on an iopub subscription of its own, which can
+    join after the status messages of our first request went out (ZeroMQ drops what is
+    published before a subscriber joined); then the record stays ``starting`` until the
+    kernel publishes again, and the pending list does not ask a kernel the server sees as
+    starting. So we ask the kernel for its info again, as JupyterLab's websocket does when it
+    connects, until the server saw a status."""
+    record = serverapp.kernel_manager.get_kernel(kernel.id)
+    for attempt in range(200):
+        if getattr(record, "execution_state", None) != "starting":
+            return
+        if attempt % 10 == 0:
+            kernel.client.kernel_info()
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"the server still sees kernel {kernel.id} as starting after 10 s")
+
+
 @pytest.fixture
 def kernels(jp_serverapp, jp_root_dir, jp_asyncio_loop):
     """Start kernels in the server's root (a git project); stop them afterwards."""
@@ -95,6 +115,7 @@ def kernels(jp_serverapp, jp_root_dir, jp_asyncio_loop):
         )
         kernel = Kernel(jp_serverapp, session["kernel"]["id"])
         await kernel.client.wait_for_ready(timeout=60)
+        await until_the_server_saw_it_start(jp_serverapp, kernel)
         started.append(kernel)
         return kernel
 
@@ -130,6 +151,7 @@ def sandboxed_kernels(sandboxed_kernelspec, jp_serverapp, jp_root_dir, jp_asynci
         )
         kernel = Kernel(jp_serverapp, session["kernel"]["id"])
         await kernel.client.wait_for_ready(timeout=60)
+        await until_the_server_saw_it_start(jp_serverapp, kernel)
         started.append(kernel)
         return kernel
 
