@@ -336,6 +336,13 @@ class ApprovalSandboxUnavailable(ApprovalUnavailable):
 
     code = "APPROVAL_SANDBOX_UNAVAILABLE"
 
+
+class ApprovalChangeUnsupported(ApprovalRefused):
+    """A sandboxed kernel's change that is shown but never applied: a symbolic link, a named
+    pipe, a socket or a device it made in the project."""
+
+    code = "APPROVAL_CHANGE_UNSUPPORTED"
+
 def _collect_codes() -> dict[str, type[ApprovalError]]:
     found: dict[str, type[ApprovalError]] = {}
     pending: list[type[ApprovalError]] = [ApprovalError]

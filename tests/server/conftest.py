@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,8 @@ from pytest_jupyter.jupyter_server import *  # noqa: F403
 from traitlets.config import Config
 
 from jupyter_approvals.core.project import make_git_top_level
+from jupyter_approvals.server.sandbox.bubblewrap import find_bubblewrap
+from jupyter_approvals.server.sandbox.changes import compute_change_set
 
 
 @pytest.fixture
@@ -126,7 +129,9 @@ def kernels(jp_serverapp, jp_root_dir, jp_asyncio_loop):
 
 
 #: The kernelspec the wheel installs as share/jupyter/kernels/python3-sandboxed.
-SANDBOXED_KERNELSPEC = Path(__file__).parents[2] / "jupyter-config" / "kernels" / "python3-sandboxed"
+SANDBOXED_KERNELSPEC = (
+    Path(__file__).parents[2] / "jupyter-config" / "kernels" / "python3-sandboxed"
+)
 
 
 @pytest.fixture
@@ -165,3 +170,28 @@ def sandboxed_kernels(sandboxed_kernelspec, jp_serverapp, jp_root_dir, jp_asynci
 def state_dir(_state_dir: Path) -> Path:
     """The approvals state directory of this test's server (agents.json, the journals)."""
     return _state_dir
+
+
+@pytest.fixture
+def overlay(tmp_path: Path):
+    """A project and a function that runs a shell script on it inside a bubblewrap overlay
+    (as a sandboxed kernel's code would), returning the change set."""
+    project, upper, work = tmp_path / "project", tmp_path / "upper", tmp_path / "work"
+    for folder in (project, upper, work):
+        folder.mkdir()
+    bwrap = find_bubblewrap().path
+
+    def run(script: str):
+        subprocess.run(
+            [
+                bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                "--overlay-src", str(project),
+                "--overlay", str(upper), str(work), str(project),
+                "--unshare-all", "--die-with-parent", "--chdir", str(project),
+                "--", "/bin/sh", "-ec", script,
+            ],
+            check=True,
+        )  # fmt: skip
+        return compute_change_set(project, upper)
+
+    return project, run

@@ -3,38 +3,7 @@ bytes of its upper folder."""
 
 from __future__ import annotations
 
-import subprocess
-from pathlib import Path
-
-import pytest
-
-from jupyter_approvals.server.sandbox.bubblewrap import find_bubblewrap
 from jupyter_approvals.server.sandbox.changes import compute_change_set
-
-
-@pytest.fixture
-def overlay(tmp_path: Path):
-    """A project and a function that runs a shell script on it inside a bubblewrap overlay
-    (as a sandboxed kernel's code would), returning the change set."""
-    project, upper, work = tmp_path / "project", tmp_path / "upper", tmp_path / "work"
-    for folder in (project, upper, work):
-        folder.mkdir()
-    bwrap = find_bubblewrap().path
-
-    def run(script: str):
-        subprocess.run(
-            [
-                bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                "--overlay-src", str(project),
-                "--overlay", str(upper), str(work), str(project),
-                "--unshare-all", "--die-with-parent", "--chdir", str(project),
-                "--", "/bin/sh", "-ec", script,
-            ],
-            check=True,
-        )  # fmt: skip
-        return compute_change_set(project, upper)
-
-    return project, run
 
 
 def kinds(change_set) -> dict[str, str]:

@@ -65,6 +65,11 @@ class KernelFolders:
         return self.root / "state"
 
     @property
+    def decided(self) -> Path:
+        """The record of what a person decided about the kernel's changes (JSON)."""
+        return self.root / "decided.json"
+
+    @property
     def upper(self) -> Path:
         """The overlay's upper folder: every file the kernel created, changed or deleted."""
         return self.root / "upper"

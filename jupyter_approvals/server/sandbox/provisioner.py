@@ -34,6 +34,7 @@ from .command import (
     readable_paths,
     sandbox_environment,
 )
+from .decide import Decided, remove_discarded
 from .settings import SANDBOX_SETTING, SandboxSettings, find_and_try
 
 #: The name kernelspecs use for this provisioner (its entry point).
@@ -103,6 +104,8 @@ class SandboxProvisioner(LocalProvisioner):  # type: ignore[misc]
         # it; overlayfs wants its work folder empty at each mount.
         shutil.rmtree(folders.work, ignore_errors=True)
         folders.create()
+        # The overlay is not mounted now: created files a person discarded can leave it.
+        remove_discarded(folders.upper, Decided(folders.decided))
         km.transport = "ipc"
         km.cache_ports = False
         km.ip = str(folders.sockets / "k")
