@@ -328,7 +328,6 @@ class ApprovalAgentOverLimit(ApprovalRefused):
             self.http_status = 429  # too fast, rather than too big
 
 
-
 class ApprovalSandboxUnavailable(ApprovalUnavailable):
     """A sandboxed kernel cannot start here (no bubblewrap 0.11, no user namespaces, no
     overlayfs, or the server extension is not loaded): it is not started at all, never
@@ -342,6 +341,7 @@ class ApprovalChangeUnsupported(ApprovalRefused):
     pipe, a socket or a device it made in the project."""
 
     code = "APPROVAL_CHANGE_UNSUPPORTED"
+
 
 def _collect_codes() -> dict[str, type[ApprovalError]]:
     found: dict[str, type[ApprovalError]] = {}

@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from jupyter_client.provisioning import LocalProvisioner
+from jupyter_client.provisioning.local_provisioner import LocalProvisioner
 from tornado import web
 
 from ...core import errors
@@ -50,7 +50,7 @@ def _short_base() -> str:
     return tempfile.gettempdir() if len(tempfile.gettempdir()) <= 40 else "/tmp"
 
 
-class SandboxProvisioner(LocalProvisioner):  # type: ignore[misc]
+class SandboxProvisioner(LocalProvisioner):
     """Launches the kernel under bubblewrap, with the project as a copy-on-write overlay."""
 
     folders: KernelFolders | None = None
@@ -96,6 +96,8 @@ class SandboxProvisioner(LocalProvisioner):  # type: ignore[misc]
         settings = self._settings()
         self._bwrap(settings)
         km = self.parent
+        if km is None:  # jupyter_client always gives its kernel manager
+            raise web.HTTPError(500, "a sandboxed kernel needs a kernel manager")
         if self.folders is not None:  # a restart: the previous process's sockets go
             shutil.rmtree(self.folders.sockets, ignore_errors=True)
         sockets = Path(tempfile.mkdtemp(prefix="jpa-", dir=_short_base()))
