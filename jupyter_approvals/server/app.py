@@ -46,12 +46,15 @@ from .mirror import sessions
 from .mirror.journals import ServerJournals
 from .mirror.kernels import KERNEL_ACTIONS_EVENT, KernelLinks
 from .rest.agent_handlers import AgentPauseHandler, AgentsHandler
+from .rest.change_handlers import ChangeDecisionHandler, ChangesHandler
 from .rest.decision_handlers import DecisionHandler, HeldDecisionHandler
 from .rest.handlers import DoctorHandler, PendingHandler
 from .rest.journal_handler import JournalHandler
 from .rest.parts import RestParts
 from .rest.pending_rows import PendingRows
 from .rest.refusals import RestRefusals
+from .sandbox.change_sets import ChangeSets
+from .sandbox.provisioner import sandboxed_kernels
 from .sandbox.settings import SANDBOX_SETTING, sandbox_settings
 
 API = API_PREFIX
@@ -65,6 +68,8 @@ ROUTES: list[tuple[str, type[Any]]] = [
     (rf"/{API}/agents/([^/]+)/(pause|resume)", AgentPauseHandler),
     (rf"/{API}/journal", JournalHandler),
     (rf"/{API}/doctor", DoctorHandler),
+    (rf"/{API}/changes", ChangesHandler),
+    (rf"/{API}/changes/([^/]+)", ChangeDecisionHandler),
 ]
 CONNECTION_SETTING = "kernel_websocket_connection_class"
 
@@ -206,6 +211,13 @@ class ApprovalsServer(ExtensionApp):
             pending_rows=PendingRows(),
             server_root=root,
             serverapp=serverapp,
+            change_sets=ChangeSets(
+                root,
+                lambda: sandboxed_kernels(serverapp.kernel_manager),
+                shown_for_s=limits.request_timeout_s,
+                min_answer_s=limits.min_answer_s,
+            ),
+            journals=journals,
         )
         make_agent_aware(serverapp.identity_provider)
         narrow_for_agents(serverapp.authorizer)

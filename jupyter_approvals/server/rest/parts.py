@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from ..gate.agent_gate import AgentGate
+from ..mirror.journals import ServerJournals
 from ..mirror.kernels import KernelLinks
+from ..sandbox.change_sets import ChangeSets
 from .pending_rows import PendingRows
 from .refusals import RestRefusals
 
@@ -30,3 +32,7 @@ class RestParts:
     server_root: Path
     #: The jupyter_server application (for the doctor's checks of what is in force).
     serverapp: Any
+    #: The sandboxed kernels' change sets, as shown and decided.
+    change_sets: ChangeSets
+    #: The server's own journals (per project).
+    journals: ServerJournals

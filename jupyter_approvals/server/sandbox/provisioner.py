@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -156,3 +157,14 @@ class SandboxProvisioner(LocalProvisioner):
         if self.folders is not None and not restart:
             shutil.rmtree(self.folders.sockets, ignore_errors=True)
             shutil.rmtree(self.folders.work, ignore_errors=True)
+
+
+def sandboxed_kernels(kernel_manager: Any) -> Iterator[tuple[str, KernelFolders]]:
+    """The running kernels of ``kernel_manager`` that run in a sandbox, with their folders."""
+    for kernel_id in list(kernel_manager.list_kernel_ids()):
+        try:
+            provisioner = getattr(kernel_manager.get_kernel(kernel_id), "provisioner", None)
+        except KeyError:
+            continue
+        if isinstance(provisioner, SandboxProvisioner) and provisioner.folders is not None:
+            yield kernel_id, provisioner.folders

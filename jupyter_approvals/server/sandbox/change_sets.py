@@ -1,0 +1,158 @@
+"""The change sets of this server's sandboxed kernels, as shown to people and as decided.
+
+The server lists each sandboxed kernel's change set (computed from its overlay, never from
+the kernel) and remembers each one it showed, by fingerprint, for the request timeout (10
+minutes). A decision names the fingerprint it was made on; it is taken only for a change set
+this server showed, no sooner than the reading floor after it was first shown, and within
+those 10 minutes (docs/protocol.md 6.5).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...core import errors
+from .changes import ChangeSet, compute_change_set
+from .command import KernelFolders
+from .decide import Decided, Decision, Outcome, decide, follow_person_edits, without_settled
+
+
+@dataclass
+class _Shown:
+    change_set: ChangeSet
+    first_shown: float
+
+
+@dataclass
+class _KernelChanges:
+    folders: KernelFolders
+    shown: dict[str, _Shown] = field(default_factory=dict)
+
+
+class ChangeSets:
+    """Lists and decides the change sets of the sandboxed kernels ``kernels()`` names."""
+
+    def __init__(
+        self,
+        project: Path,
+        kernels: Callable[[], Iterable[tuple[str, KernelFolders]]],
+        shown_for_s: float,
+        min_answer_s: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.project = project
+        self._kernels = kernels
+        self._shown_for_s = shown_for_s
+        self._min_answer_s = min_answer_s
+        self._clock = clock
+        self._by_kernel: dict[str, _KernelChanges] = {}
+
+    def _current(self, kernel_id: str, folders: KernelFolders) -> ChangeSet:
+        decided = Decided(folders.decided)
+        raw = compute_change_set(self.project, folders.upper)
+        follow_person_edits(self.project, folders.upper, raw, decided)
+        return without_settled(raw, decided)
+
+    def _entries(self) -> Iterator[tuple[str, _KernelChanges]]:
+        running = dict(self._kernels())
+        for kernel_id in [k for k in self._by_kernel if k not in running]:
+            del self._by_kernel[kernel_id]
+        for kernel_id, folders in running.items():
+            entry = self._by_kernel.setdefault(kernel_id, _KernelChanges(folders))
+            yield kernel_id, entry
+
+    def listing(self) -> list[dict[str, Any]]:
+        """Every sandboxed kernel's change set that is not empty, as shown to people."""
+        now = self._clock()
+        listed = []
+        for kernel_id, entry in self._entries():
+            change_set = self._current(kernel_id, entry.folders)
+            entry.shown = {
+                fp: shown
+                for fp, shown in entry.shown.items()
+                if now - shown.first_shown <= self._shown_for_s
+            }
+            if not change_set:
+                continue
+            fingerprint = change_set.fingerprint
+            shown = entry.shown.setdefault(fingerprint, _Shown(change_set, now))
+            listed.append(
+                {
+                    "kernel_id": kernel_id,
+                    "fingerprint": fingerprint,
+                    "counts": dict(change_set.counts),
+                    "changes": [_change_row(change) for change in change_set.changes],
+                    "decide_after_s": max(0.0, self._min_answer_s - (now - shown.first_shown)),
+                    "expires_in_s": max(0.0, self._shown_for_s - (now - shown.first_shown)),
+                }
+            )
+        return listed
+
+    def decide(
+        self,
+        kernel_id: str,
+        fingerprint: str,
+        decision: Decision,
+        paths: list[str] | None,
+    ) -> tuple[ChangeSet, Outcome]:
+        """Apply or discard ``paths`` (None: all) of the change set shown as ``fingerprint``."""
+        entry = dict(self._entries()).get(kernel_id)
+        if entry is None:
+            raise errors.ApprovalUnknownKernel(
+                f"no sandboxed kernel {kernel_id} runs in this server", kernel_id=kernel_id
+            )
+        shown = entry.shown.get(fingerprint)
+        now = self._clock()
+        if shown is None:
+            raise errors.ApprovalNotIssued(
+                "this change set was not shown by this server (or changed since): reload the "
+                "list and decide on what it shows",
+                kernel_id=kernel_id,
+                fingerprint=fingerprint,
+            )
+        age = now - shown.first_shown
+        if age > self._shown_for_s:
+            raise errors.ApprovalExpired(
+                "this change set was shown more than 10 minutes ago: reload the list",
+                kernel_id=kernel_id,
+                fingerprint=fingerprint,
+            )
+        if age < self._min_answer_s:
+            raise errors.ApprovalAutoAnswered(
+                f"answered {age:.2f} s after the change set was shown, sooner than a person "
+                f"reads it ({self._min_answer_s:g} s); nothing was done",
+                kernel_id=kernel_id,
+                fingerprint=fingerprint,
+            )
+        change_set = shown.change_set
+        selected = [c.path for c in change_set.changes] if paths is None else paths
+        current = self._current(kernel_id, entry.folders)
+        outcome = decide(
+            self.project,
+            entry.folders.upper,
+            change_set,
+            current,
+            selected,
+            decision,
+            Decided(entry.folders.decided),
+        )
+        return change_set, outcome
+
+
+def _change_row(change: Any) -> dict[str, Any]:
+    def state(value: Any) -> dict[str, Any] | None:
+        if value is None:
+            return None
+        return {"size": value.size, "sha256": value.sha256, "mode": f"{value.mode:04o}"}
+
+    return {
+        "path": change.path,
+        "kind": change.kind,
+        "before": state(change.before),
+        "after": state(change.after),
+        "detail": change.detail,
+    }

@@ -1,0 +1,198 @@
+"""A sandboxed kernel's change set over REST: listed from the overlay, decided by a person
+only, applied or discarded file by file, journaled; and what the kernel then sees."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from ..conftest import journal_lines
+from .agent_client import APPROVALS_API, add_agent, call
+from .test_sandbox_kernel import printed
+
+pytestmark = pytest.mark.timeout(120)
+
+
+async def change_sets(jp_fetch) -> list[dict]:
+    status, _, body = await call(jp_fetch, APPROVALS_API, "changes")
+    assert status == 200, body
+    return body["change_sets"]
+
+
+async def decide(jp_fetch, kernel_id: str, body: dict, token: str | None = None):
+    return await call(
+        jp_fetch,
+        APPROVALS_API,
+        "changes",
+        kernel_id,
+        method="POST",
+        body=json.dumps(body),
+        token=token,
+    )
+
+
+async def read_in(kernel, path: str) -> str:
+    """What the kernel sees at ``path`` (or ``<absent>``)."""
+    return printed(
+        await kernel.run(
+            f"import os\nprint(open({path!r}).read() if os.path.exists({path!r}) else '<absent>',"
+            " end='')"
+        )
+    )
+
+
+async def test_a_person_applies_the_change_set_the_server_listed(
+    sandboxed_kernels, jp_fetch, jp_root_dir, state_dir
+):
+    # Given a sandboxed kernel that rewrote a project file and wrote a report
+    project = Path(jp_root_dir)
+    (project / "sales.csv").write_text("id,total\n1,10\n")
+    kernel = await sandboxed_kernels()
+    await kernel.run(
+        "open('sales.csv', 'w').write('id,total\\n1,12\\n')\n"
+        "import os; os.makedirs('out', exist_ok=True)\n"
+        "open('out/report.md', 'w').write('# report\\n')"
+    )
+    # When the person lists the change sets
+    [listed] = await change_sets(jp_fetch)
+    # Then the server computed it from the overlay: two changes, counts first
+    assert listed["kernel_id"] == kernel.id
+    assert listed["counts"] == {"created": 1, "modified": 1}
+    assert [(c["path"], c["kind"]) for c in listed["changes"]] == [
+        ("out/report.md", "created"),
+        ("sales.csv", "modified"),
+    ]
+    # When the person applies it after reading it
+    await asyncio.sleep(1.1)
+    status, _, answer = await decide(
+        jp_fetch, kernel.id, {"decision": "apply", "fingerprint": listed["fingerprint"]}
+    )
+    # Then both files are in the project, the list is empty and the decision is journaled
+    assert (status, answer["done"], answer["refused"]) == (
+        200,
+        ["out/report.md", "sales.csv"],
+        {},
+    )
+    assert (project / "sales.csv").read_text() == "id,total\n1,12\n"
+    assert (project / "out" / "report.md").read_text() == "# report\n"
+    assert await change_sets(jp_fetch) == []
+    events = [(line["event"], line.get("action")) for line in journal_lines(state_dir)]
+    assert ("approved", "sandbox.changes") in events
+    assert ("executed", "sandbox.changes") in events
+    # And the kernel still reads what it wrote
+    assert await read_in(kernel, "sales.csv") == "id,total\n1,12\n"
+
+
+async def test_a_discarded_change_leaves_the_kernels_view_where_overlayfs_follows(
+    sandboxed_kernels, jp_fetch, jp_root_dir
+):
+    # Given a sandboxed kernel that modified one file, deleted one and created one
+    project = Path(jp_root_dir)
+    (project / "keep.csv").write_text("project\n")
+    (project / "gone.csv").write_text("still here\n")
+    kernel = await sandboxed_kernels()
+    await kernel.run(
+        "open('keep.csv', 'w').write('sandbox\\n')\n"
+        "import os; os.remove('gone.csv')\n"
+        "open('new.csv', 'w').write('new\\n')"
+    )
+    [listed] = await change_sets(jp_fetch)
+    # When the person discards all of it
+    await asyncio.sleep(1.1)
+    status, _, answer = await decide(
+        jp_fetch, kernel.id, {"decision": "discard", "fingerprint": listed["fingerprint"]}
+    )
+    assert status == 200, answer
+    # Then the project is as it was, and nothing is listed
+    assert (project / "keep.csv").read_text() == "project\n"
+    assert not (project / "new.csv").exists()
+    assert await change_sets(jp_fetch) == []
+    # And the kernel sees the project's modified and deleted files again at once
+    assert await read_in(kernel, "keep.csv") == "project\n"
+    assert await read_in(kernel, "gone.csv") == "still here\n"
+    # But a created file stays in its view until it restarts (docs/security.md says so)
+    assert await read_in(kernel, "new.csv") == "new\n"
+
+
+async def test_the_persons_own_edits_show_in_the_kernel(sandboxed_kernels, jp_fetch, jp_root_dir):
+    # Given a sandboxed kernel and a file it only read, and one it wrote that was applied
+    project = Path(jp_root_dir)
+    (project / "notes.txt").write_text("v1\n")
+    kernel = await sandboxed_kernels()
+    assert await read_in(kernel, "notes.txt") == "v1\n"
+    await kernel.run("open('report.md', 'w').write('kernel\\n')")
+    [listed] = await change_sets(jp_fetch)
+    await asyncio.sleep(1.1)
+    await decide(jp_fetch, kernel.id, {"decision": "apply", "fingerprint": listed["fingerprint"]})
+    # When the person edits both in the project
+    (project / "notes.txt").write_text("v2\n")
+    (project / "report.md").write_text("person\n")
+    # Then neither is listed as the kernel's change, and the kernel sees both edits
+    assert await change_sets(jp_fetch) == []
+    assert await read_in(kernel, "notes.txt") == "v2\n"
+    assert await read_in(kernel, "report.md") == "person\n"
+
+
+async def test_a_decision_before_the_person_could_read_is_refused(sandboxed_kernels, jp_fetch):
+    # Given a change set just listed
+    kernel = await sandboxed_kernels()
+    await kernel.run("open('x.csv', 'w').write('x\\n')")
+    [listed] = await change_sets(jp_fetch)
+    # When a decision comes at once
+    status, _, answer = await decide(
+        jp_fetch, kernel.id, {"decision": "apply", "fingerprint": listed["fingerprint"]}
+    )
+    # Then it is refused as answered too fast, and nothing is applied
+    assert (status, answer["code"]) == (409, "APPROVAL_AUTO_ANSWERED")
+    [again] = await change_sets(jp_fetch)
+    assert again["fingerprint"] == listed["fingerprint"]
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        ({"decision": "apply", "fingerprint": "sha256:" + "0" * 64}, "APPROVAL_NOT_ISSUED"),
+        ({"decision": "yes", "fingerprint": "sha256:" + "0" * 64}, "APPROVAL_MALFORMED_DECISION"),
+        ({"decision": "apply", "fingerprint": "abc"}, "APPROVAL_MALFORMED_DECISION"),
+        ({"decision": "apply", "fingerprint": "sha256:" + "0" * 64, "paths": []}, None),
+    ],
+)
+async def test_a_decision_on_a_change_set_never_shown_or_malformed_is_refused(
+    sandboxed_kernels, jp_fetch, jp_root_dir, body, code
+):
+    # Given a sandboxed kernel with a change
+    kernel = await sandboxed_kernels()
+    await kernel.run("open('x.csv', 'w').write('x\\n')")
+    await change_sets(jp_fetch)
+    # When a decision names a fingerprint never shown, or is malformed
+    status, _, answer = await decide(jp_fetch, kernel.id, body)
+    # Then it is refused with its code and nothing reaches the project
+    assert status in (400, 409)
+    assert answer["code"] == (code or "APPROVAL_MALFORMED_DECISION")
+    assert not (Path(jp_root_dir) / "x.csv").exists()
+
+
+async def test_an_agent_can_neither_list_nor_decide_change_sets(
+    sandboxed_kernels, jp_fetch, jp_root_dir, state_dir
+):
+    # Given a sandboxed kernel with a change, and an agent's token
+    token = add_agent(state_dir)
+    kernel = await sandboxed_kernels()
+    await kernel.run("open('x.csv', 'w').write('x\\n')")
+    [listed] = await change_sets(jp_fetch)
+    await asyncio.sleep(1.1)
+    # When the agent lists the change sets, and applies its own
+    listed_status, _, _ = await call(jp_fetch, APPROVALS_API, "changes", token=token)
+    status, _, answer = await decide(
+        jp_fetch,
+        kernel.id,
+        {"decision": "apply", "fingerprint": listed["fingerprint"]},
+        token=token,
+    )
+    # Then both are refused as an agent's, and nothing reaches the project
+    assert listed_status == 403
+    assert (status, answer["code"]) == (403, "APPROVAL_AGENT_FORBIDDEN")
+    assert not (Path(jp_root_dir) / "x.csv").exists()
