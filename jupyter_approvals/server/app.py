@@ -42,6 +42,7 @@ from .gate.kernel_screen import POLICIES
 from .gate.limits import AgentLimits
 from .gate.notebook_trust import never_sign_for_agents
 from .gate.pause import reject_in_kernels
+from .gate.sandboxed_starts import sandbox_agents_kernels
 from .mirror import sessions
 from .mirror.journals import ServerJournals
 from .mirror.kernels import KERNEL_ACTIONS_EVENT, KernelLinks
@@ -54,7 +55,12 @@ from .rest.parts import RestParts
 from .rest.pending_rows import PendingRows
 from .rest.refusals import RestRefusals
 from .sandbox.change_sets import ChangeSets
-from .sandbox.provisioner import sandboxed_kernels
+from .sandbox.provisioner import (
+    SANDBOXED_KERNEL_NAME,
+    is_sandboxed,
+    sandbox_available,
+    sandboxed_kernels,
+)
 from .sandbox.settings import SANDBOX_SETTING, sandbox_settings
 
 API = API_PREFIX
@@ -97,9 +103,12 @@ class ApprovalsServer(ExtensionApp):
         help=(
             "What code sent by an agent identity gets. 'ask': every execute_request an agent "
             "sends is held at the server until a person approved exactly that code; nothing "
-            "reaches the kernel before. 'protected-only': agent code runs at once and only "
-            "protected operations ask; this is no boundary against that code, which can do "
-            "anything the kernel can."
+            "reaches the kernel before. 'sandbox': every kernel an agent starts is a "
+            "'Python 3 (sandboxed)' kernel (where the sandbox can run here), agent code sent "
+            "to a sandboxed kernel runs at once and what it changes in the project waits as "
+            "a change set for a person; agent code sent to any other kernel is held as with "
+            "'ask'. 'protected-only': agent code runs at once and only protected operations "
+            "ask; this is no boundary against that code, which can do anything the kernel can."
         ),
     ).tag(config=True)
 
@@ -200,7 +209,15 @@ class ApprovalsServer(ExtensionApp):
             session_manager=serverapp.session_manager,
             log=self.log,
             limits=AgentLimits(self.agent_max_body_bytes, self.agent_requests_per_minute),
+            is_sandboxed=lambda kernel_id: is_sandboxed(serverapp.kernel_manager, kernel_id),
         )
+        if self.agent_code == "sandbox":
+            sandbox_agents_kernels(
+                serverapp.kernel_manager,
+                SANDBOXED_KERNEL_NAME,
+                lambda: sandbox_available(serverapp.kernel_spec_manager, self.sandbox_bwrap),
+                self.log,
+            )
         # Upstream handlers (the kernel websocket, the identity provider's callers) reach
         # the gate only through the web app's settings.
         self.settings[GATE_SETTING] = gate

@@ -30,6 +30,7 @@ from .identity import refuse
 from .kernel_screen import KernelScreen
 from .limits import AgentLimits
 from .rooms import screen_room_messages
+from .sandboxed_starts import AGENT_REQUEST
 
 
 class AgentGate:
@@ -46,6 +47,7 @@ class AgentGate:
         session_manager: Any,
         log: logging.Logger | logging.LoggerAdapter[Any],
         limits: AgentLimits | None = None,
+        is_sandboxed: Callable[[str], bool] = lambda _kernel: False,
     ) -> None:
         self.registry = registry
         self.hold = hold
@@ -68,6 +70,7 @@ class AgentGate:
             owns_kernel=self.owns_kernel,
             agents_sessions=lambda: self.sessions_started.keys(),
             limits=self.limits,
+            is_sandboxed=is_sandboxed,
         )
         #: What every agent request passes, in order (:mod:`.admission`).
         self.admission_steps: tuple[admission.Step, ...] = (
@@ -95,6 +98,9 @@ class AgentGate:
             self.log.warning("jupyter-approvals refused agent %s: %s", agent, exc.message)
             refuse(handler, exc)
         request = admission.AgentRequest(handler, agent)
+        # Marks the rest of this request's handling as the agent's (a kernel it starts runs
+        # sandboxed, :mod:`.sandboxed_starts`).
+        AGENT_REQUEST.set(agent)
         try:
             for step in self.admission_steps:
                 step(request)

@@ -36,8 +36,9 @@ AGENT_MESSAGE_TYPES = frozenset({"kernel_info_request", "is_complete_request", "
 _PROTOCOL_VERSION = re.compile(r"5\.\d+")
 #: Message types the server stamps with their sender before a kernel sees them.
 STAMPED_TYPES = frozenset({"execute_request", "comm_open", "comm_msg", "comm_close"})
-#: Policies for agent code: held until approved, or run with only protected calls asking.
-POLICIES = ("ask", "protected-only")
+#: Policies for agent code: held until approved; run at once in a sandboxed kernel and held
+#: in any other; or run with only protected calls asking.
+POLICIES = ("ask", "sandbox", "protected-only")
 #: How approved held code ends when its client left before the kernel replied.
 _UNKNOWN_OUTCOME = (
     "OutcomeUnknown: the agent's connection closed before the kernel replied; the code was "
@@ -62,6 +63,7 @@ class KernelScreen:
         owns_kernel: Callable[[str, str], bool] = lambda _agent, _kernel: False,
         agents_sessions: Callable[[], Collection[str]] = frozenset,
         limits: AgentLimits | None = None,
+        is_sandboxed: Callable[[str], bool] = lambda _kernel: False,
     ) -> None:
         if policy not in POLICIES:
             raise ValueError(f"unknown agent code policy {policy!r}")
@@ -73,6 +75,7 @@ class KernelScreen:
         self._owns_kernel = owns_kernel
         self._agents_sessions = agents_sessions
         self._limits = limits
+        self._is_sandboxed = is_sandboxed
         #: Approved held code forwarded and not yet answered: (connection id, msg_id) ->
         #: (connection, lease).
         self._awaiting: dict[tuple[int, str], tuple[Any, Lease]] = {}
@@ -144,6 +147,9 @@ class KernelScreen:
                     self._answer_refusal(connection, message, subprotocol, exc)
                     return None
             if self.policy == "protected-only":
+                return message.stamped(stamp)
+            if self.policy == "sandbox" and self._is_sandboxed(kernel_id):
+                # What the code changes waits in the kernel's overlay as a change set.
                 return message.stamped(stamp)
             return self._hold(connection, message, agent, subprotocol, stamp)
         error = errors.ApprovalAgentForbidden(

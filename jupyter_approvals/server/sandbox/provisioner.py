@@ -40,6 +40,8 @@ from .settings import SANDBOX_SETTING, SandboxSettings, find_and_try
 
 #: The name kernelspecs use for this provisioner (its entry point).
 PROVISIONER_NAME = "jupyter-approvals-sandbox"
+#: The kernelspec the wheel installs with this provisioner ("Python 3 (sandboxed)").
+SANDBOXED_KERNEL_NAME = "python3-sandboxed"
 
 
 def _short_base() -> str:
@@ -168,3 +170,18 @@ def sandboxed_kernels(kernel_manager: Any) -> Iterator[tuple[str, KernelFolders]
             continue
         if isinstance(provisioner, SandboxProvisioner) and provisioner.folders is not None:
             yield kernel_id, provisioner.folders
+
+
+def is_sandboxed(kernel_manager: Any, kernel_id: str) -> bool:
+    """Whether kernel ``kernel_id`` of ``kernel_manager`` runs in a sandbox now."""
+    return any(kernel_id == running for running, _folders in sandboxed_kernels(kernel_manager))
+
+
+def sandbox_available(kernel_spec_manager: Any, configured_bwrap: str) -> bool:
+    """Whether a sandboxed kernel can start here: its kernelspec is installed and bubblewrap
+    builds the sandbox (:func:`.settings.find_and_try`)."""
+    try:
+        kernel_spec_manager.get_kernel_spec(SANDBOXED_KERNEL_NAME)
+    except Exception:  # NoSuchKernel, or a kernelspec that does not load
+        return False
+    return find_and_try(configured_bwrap)[0] is not None
