@@ -27,6 +27,7 @@ from .install import check_labextension, check_server_extension, check_widgets
 from .journal import check_journal
 from .limits import EffectiveLimits, check_limits, effective_limits
 from .report import Check, DoctorReport, IgnoredConfig
+from .sandbox import check_sandbox
 
 __all__ = [
     "NOT_GUARANTEED",
@@ -88,6 +89,7 @@ def run_checks(
         _guarded("widgets", check_widgets),
         _guarded("journal", lambda: check_journal(directory, environ)),
         _guarded("limits", lambda: check_limits(effective)),
+        _guarded("sandbox", check_sandbox),
     ]
     return DoctorReport(
         checks=checks,

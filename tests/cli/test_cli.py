@@ -176,7 +176,7 @@ def test_doctor_passes_on_a_complete_install_and_exits_0(
     # Then every check line says OK, and the exit code is 0
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
-    for name in ("server_extension", "labextension", "widgets", "journal", "limits"):
+    for name in ("server_extension", "labextension", "widgets", "journal", "limits", "sandbox"):
         assert any(line.startswith("OK") and f"  {name}  " in line for line in lines), name
     assert f"project {project}" in lines[0]
     assert "Ignored settings: none" in lines

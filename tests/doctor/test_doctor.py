@@ -561,6 +561,7 @@ def test_report_has_the_documented_json_shape(env: Env, project: Path) -> None:
         "widgets",
         "journal",
         "limits",
+        "sandbox",
     ]
     for check in data["checks"]:
         assert {"name", "ok", "detail", "fix"} <= set(check)

@@ -17,8 +17,8 @@ from pytest_jupyter.jupyter_core import *  # noqa: F403
 from pytest_jupyter.jupyter_server import *  # noqa: F403
 from traitlets.config import Config
 
+from jupyter_approvals.core.bubblewrap import find_bubblewrap
 from jupyter_approvals.core.project import make_git_top_level
-from jupyter_approvals.server.sandbox.bubblewrap import find_bubblewrap
 from jupyter_approvals.server.sandbox.changes import compute_change_set
 
 

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .bubblewrap import BubblewrapMissing, find_bubblewrap, sandbox_problems
+from ...core.bubblewrap import BubblewrapMissing, find_bubblewrap, sandbox_problems
 from .command import python_paths
 
 #: Folder of the sandboxed kernels' own folders, below the server's state folder.

@@ -3,7 +3,8 @@
 The sandbox needs bubblewrap 0.11 or later (``--overlay``, the project as a copy-on-write
 overlay; Debian 13's 0.8 has no such option), user namespaces, and overlayfs inside them. Where
 any of these is missing the sandbox is unavailable and agents' code falls back to being held
-per cell; :func:`sandbox_problems` says which and what to do (docs/decisions/0009).
+per cell; :func:`sandbox_problems` says which and what to do (docs/decisions/0009). The
+server's sandbox launches kernels with what it finds; the doctor checks with it.
 """
 
 from __future__ import annotations
