@@ -74,7 +74,8 @@ async def test_a_restarted_kernel_drops_its_rows_at_once(jp_fetch, jp_serverapp,
     kernel = await kernels()
     await kernel.run(SETUP)
     await kernel.pending_call("save('data', 'a.txt')")
-    assert len((await get_json(jp_fetch, "pending"))["pending"]) == 1
+    shown = await rows_until(jp_fetch, lambda listing: len(listing["pending"]) == 1)
+    assert len(shown["pending"]) == 1
     # When the kernel is restarted
     await jp_serverapp.kernel_manager.restart_kernel(kernel.id)
     # Then the next list has no row of its old process
@@ -90,7 +91,9 @@ async def test_a_stopped_kernel_drops_its_rows_at_once(jp_fetch, jp_serverapp, k
     for kernel in (stopping, staying):
         await kernel.run(SETUP)
         await kernel.pending_call("save('data', 'a.txt')")
-    assert len((await get_json(jp_fetch, "pending"))["pending"]) == 2
+    # (each kernel tells the server of its request on its own iopub, a moment after its cell)
+    shown = await rows_until(jp_fetch, lambda listing: len(listing["pending"]) == 2)
+    assert len(shown["pending"]) == 2
     # When one of them is shut down
     await jp_fetch("api", "kernels", stopping.id, method="DELETE")
     # Then the next list has only the other's row
