@@ -73,6 +73,19 @@ async def test_the_network_is_unreachable(sandboxed_kernels, jp_http_port):
     assert shown.splitlines()[0] in {"ConnectionRefusedError", "OSError", "TimeoutError"}
 
 
+async def test_a_network_call_says_the_network_is_off_and_why(sandboxed_kernels):
+    # Given a sandboxed kernel
+    kernel = await sandboxed_kernels()
+    # When its code fetches a URL, as a data scientist's would
+    result = await kernel.run(
+        "import urllib.request\nurllib.request.urlopen('https://pypi.org/simple/', timeout=5)"
+    )
+    # Then the error names the sandbox and what to do, not only the resolver's words
+    assert result["status"] == "error"
+    assert "the network is off in this sandboxed kernel (jupyter-approvals)" in result["evalue"]
+    assert "ask the person" in result["evalue"]
+
+
 async def test_the_persons_secrets_and_other_processes_are_not_there(
     sandboxed_kernels, jp_serverapp, state_dir, monkeypatch
 ):

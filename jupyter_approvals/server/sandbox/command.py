@@ -45,6 +45,8 @@ KEPT_ENVIRONMENT = frozenset(
         "KERNEL_LAUNCH_TIMEOUT",
     }
 )
+#: The IPython startup file every sandboxed kernel runs (a clear error for network calls).
+NETWORK_OFF = Path(__file__).parent / "startup" / "00-jupyter-approvals-network-off.py"
 #: The environment variable that tells the kernel (and its approval cards) it is sandboxed.
 SANDBOX_ENVIRONMENT = "JUPYTER_APPROVALS_SANDBOX"
 
@@ -209,6 +211,9 @@ def bwrap_argv(plan: SandboxPlan, kernel_argv: Sequence[str]) -> list[str]:
     for path in plan.readable:
         argv += ["--ro-bind", str(path), str(path)]
     argv += ["--size", str(plan.home_bytes), "--tmpfs", str(plan.home)]
+    # IPython runs it at start: a failed connection then says the network is off, and why.
+    startup = plan.home / ".ipython" / "profile_default" / "startup" / NETWORK_OFF.name
+    argv += ["--ro-bind", str(NETWORK_OFF), str(startup)]
     project = str(plan.project)
     argv += ["--overlay-src", project]
     argv += ["--overlay", str(plan.folders.upper), str(plan.folders.work), project]
