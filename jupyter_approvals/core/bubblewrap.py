@@ -100,9 +100,10 @@ def _text(version: tuple[int, ...]) -> str:
 
 
 def sandbox_problems(bwrap: Bubblewrap) -> list[str]:
-    """What stops ``bwrap`` from building the sandbox here, tried for real: a sandbox with a
-    read-only system, a project overlay, no network and its own PID namespace that writes
-    one file. Empty when it works."""
+    """What stops ``bwrap`` from building the sandbox here, tried for real: a sandbox as a
+    kernel's (a read-only system, a project overlay, every namespace of its own, a user
+    namespace that may make no other, no capability) that writes one file. Empty when it
+    works."""
     with tempfile.TemporaryDirectory(prefix="jupyter-approvals-probe-") as scratch:
         base = Path(scratch)
         project, upper, work = base / "project", base / "upper", base / "work"
@@ -115,7 +116,7 @@ def sandbox_problems(bwrap: Bubblewrap) -> list[str]:
             "--proc", "/proc",
             "--overlay-src", str(project),
             "--overlay", str(upper), str(work), str(project),
-            "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+            "--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
             "--die-with-parent",
             "--", "/bin/sh", "-c", f"echo probe > {project}/probe",
         ]  # fmt: skip

@@ -196,7 +196,11 @@ def sandbox_environment(
 def bwrap_argv(plan: SandboxPlan, kernel_argv: Sequence[str]) -> list[str]:
     """The command that runs ``kernel_argv`` in the sandbox ``plan`` describes."""
     # The environment is the one bubblewrap is started with (:func:`sandbox_environment`).
-    argv = [plan.bwrap, "--unshare-all", "--die-with-parent"]
+    # A user namespace of its own in which it may make no other (nested namespaces are how
+    # most container escapes start), and no capability: bubblewrap run by root keeps them all
+    # unless told otherwise.
+    argv = [plan.bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL"]
+    argv += ["--die-with-parent"]
     # jupyter_client's launcher names the server as the kernel's parent; in its own PID
     # namespace the kernel's parent is PID 1, and ipykernel would take that for an orphaning
     # and exit. --die-with-parent ends it with the server instead.
@@ -226,5 +230,8 @@ def bwrap_argv(plan: SandboxPlan, kernel_argv: Sequence[str]) -> list[str]:
             argv += ["--ro-bind", "/dev/null", str(path)]
     for own in (plan.folders.sockets, plan.folders.state):
         argv += ["--bind", str(own), str(own)]
+    # The sandbox's own root (where the mount points above were made) is read-only: nothing is
+    # writable but the project overlay, HOME, /tmp and the kernel's own two folders.
+    argv += ["--remount-ro", "/"]
     argv += ["--chdir", str(plan.cwd)]
     return [*argv, "--", *kernel_argv]

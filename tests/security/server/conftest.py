@@ -19,7 +19,14 @@ from pytest_jupyter.jupyter_server import *  # noqa: F403
 from jupyter_approvals.core.journal.reader import read_entries
 from jupyter_approvals.core.project import journal_path
 from tests.server.agent_client import add_agent
-from tests.server.conftest import _state_dir, jp_server_config, kernels, state_dir  # noqa: F401
+from tests.server.conftest import (  # noqa: F401
+    _state_dir,
+    jp_server_config,
+    kernels,
+    sandboxed_kernels,
+    sandboxed_kernelspec,
+    state_dir,
+)
 
 API = "jupyter-approvals/api"
 
