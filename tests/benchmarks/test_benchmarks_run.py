@@ -28,6 +28,12 @@ TINY = [
         marks=pytest.mark.kernel,
     ),
     pytest.param(
+        "bench_sandbox.py",
+        ["--starts", "1", "--executes", "3", "--small", "5", "--large", "50", "--repeat", "1"],
+        "change set, large / small project:",
+        marks=pytest.mark.kernel,
+    ),
+    pytest.param(
         "bench_sidebar.py",
         ["--kernels", "1", "--per-kernel", "2", "--window", "2", "--pages", "2", "--reopens", "2"],
         "row rebuilds during 2 s of unchanged polls",
