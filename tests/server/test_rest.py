@@ -300,6 +300,7 @@ async def test_doctor_reports_checks_limits_and_what_is_not_guaranteed(jp_fetch)
         "widgets",
         "journal",
         "limits",
+        "sandbox",
         "agent_gate",
         "ungated_agents",
         "cross_origin",
