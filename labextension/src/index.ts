@@ -7,6 +7,7 @@ import { IDocumentManager } from '@jupyterlab/docmanager';
 import { INotebookTracker } from '@jupyterlab/notebook';
 
 import { markAgentCells } from './agentCells';
+import { ChangeSetsModel } from './changesModel';
 import { shieldIcon } from './icon';
 import { ApprovalsModel } from './model';
 import { openRequestingCell } from './openCell';
@@ -102,7 +103,14 @@ const plugin: JupyterFrontEndPlugin<IApprovalsModel> = {
       const current = tracker?.currentWidget?.context.path;
       return [...(current ? [current] : []), ...open, ...asked];
     };
-    const panel = new ApprovalsPanel({ model, handlers, serverSettings, journalPaths });
+    const changeSets = new ChangeSetsModel({ serverSettings });
+    const panel = new ApprovalsPanel({
+      model,
+      handlers,
+      serverSettings,
+      journalPaths,
+      changeSets
+    });
     const reveal = () => app.shell.activateById(panel.id);
 
     app.shell.add(panel, 'left', { rank: 950, type: 'Approvals' });
@@ -118,6 +126,7 @@ const plugin: JupyterFrontEndPlugin<IApprovalsModel> = {
     const notifier = new NewRequestNotifier(model, panel, reveal);
     panel.shown.connect(() => notifier.dismiss());
     model.start();
+    changeSets.start();
     return model;
   }
 };

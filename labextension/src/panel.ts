@@ -6,6 +6,8 @@ import { Message } from '@lumino/messaging';
 import { ISignal, Signal } from '@lumino/signaling';
 import { Panel, Widget } from '@lumino/widgets';
 
+import { ChangeSetsModel } from './changesModel';
+import { ChangesView } from './changesView';
 import { el } from './dom';
 import { HistoryView } from './historyView';
 import { BadgedIcon } from './icon';
@@ -30,6 +32,7 @@ export class ApprovalsPanel extends Panel {
     this.title.caption = 'Approval Requests';
 
     this._pending = new PendingView(this._model, options.handlers);
+    this._changes = options.changeSets ? new ChangesView(options.changeSets) : null;
     this._history = new HistoryView({
       serverSettings: options.serverSettings,
       paths: options.journalPaths
@@ -37,6 +40,9 @@ export class ApprovalsPanel extends Panel {
     this.addWidget(this._buildHeader());
     this.addWidget(this._banner);
     this.addWidget(this._lastDecision);
+    if (this._changes) {
+      this.addWidget(this._changes);
+    }
     this.addWidget(this._pending);
     this.addWidget(this._history);
     this._banner.addClass('jpa-Sidebar-banner');
@@ -68,6 +74,7 @@ export class ApprovalsPanel extends Panel {
       button.classList.toggle('jpa-mod-current', name === tab);
     }
     this._pending.setHidden(tab !== 'pending');
+    this._changes?.setHidden(tab !== 'pending');
     this._history.setHidden(tab !== 'history');
   }
 
@@ -179,6 +186,7 @@ export class ApprovalsPanel extends Panel {
 
   private _model: IApprovalsModel;
   private _lastDecision = new Widget();
+  private _changes: ChangesView | null;
   private _badge = new BadgedIcon();
   private _banner = new Widget();
   private _pending: PendingView;
@@ -198,6 +206,8 @@ export namespace ApprovalsPanel {
     serverSettings?: ServerConnection.ISettings;
     /** Notebooks whose project journals the history tab offers, the preferred first. */
     journalPaths?: () => string[];
+    /** The sandboxed kernels' change sets, shown above the pending list. */
+    changeSets?: ChangeSetsModel;
   }
 }
 

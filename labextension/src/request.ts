@@ -8,6 +8,8 @@ import { ServerConnection } from '@jupyterlab/services';
 import {
   API_NAMESPACE,
   IAgent,
+  IChangeDecisionReply,
+  IChangeSet,
   IDecisionBody,
   IDecisionReply,
   IJournalQuery,
@@ -210,4 +212,31 @@ export async function postPause(
 ): Promise<void> {
   const path = `agents/${encodeURIComponent(agent)}/${paused ? 'pause' : 'resume'}`;
   await requestAPI<unknown>(path, { method: 'POST' }, settings);
+}
+
+/** `GET changes`: the change sets of the sandboxed kernels (docs/protocol.md 6.5). */
+export async function fetchChangeSets(
+  settings?: ServerConnection.ISettings
+): Promise<IChangeSet[]> {
+  const answer = await requestAPI<{ change_sets: IChangeSet[] }>(
+    'changes',
+    { method: 'GET' },
+    settings
+  );
+  return answer.body.change_sets ?? [];
+}
+
+/** `POST changes/{kernel_id}`: apply or discard the change set listed as `fingerprint`. */
+export async function postChangeDecision(
+  kernelId: string,
+  decision: 'apply' | 'discard',
+  fingerprint: string,
+  settings?: ServerConnection.ISettings
+): Promise<IChangeDecisionReply> {
+  const answer = await requestAPI<IChangeDecisionReply>(
+    `changes/${encodeURIComponent(kernelId)}`,
+    { method: 'POST', body: JSON.stringify({ decision, fingerprint }) },
+    settings
+  );
+  return answer.body;
 }

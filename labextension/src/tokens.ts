@@ -59,6 +59,45 @@ export interface IAgent {
   pending: number;
 }
 
+/** A file's bytes as the server saw them (docs/protocol.md 6.5). */
+export interface IFileState {
+  size: number;
+  sha256: string;
+  /** Permission bits, octal, e.g. "0644". */
+  mode: string;
+}
+
+/** One changed path of a sandboxed kernel's change set (docs/protocol.md 6.5). */
+export interface IFileChange {
+  path: string;
+  kind: 'created' | 'modified' | 'deleted' | 'renamed' | 'unsupported';
+  before: IFileState | null;
+  after: IFileState | null;
+  /** The old path of a rename; what an unsupported entry is. */
+  detail: string;
+}
+
+/** A sandboxed kernel's change set, as `GET changes` lists it (docs/protocol.md 6.5). */
+export interface IChangeSet {
+  kernel_id: string;
+  fingerprint: string;
+  counts: Partial<Record<IFileChange['kind'], number>>;
+  changes: IFileChange[];
+  /** Seconds left of the reading floor when the server answered. */
+  decide_after_s: number;
+  /** Seconds left to decide when the server answered. */
+  expires_in_s: number;
+}
+
+/** The answer of `POST changes/{kernel_id}`. */
+export interface IChangeDecisionReply {
+  ok: boolean;
+  kernel_id: string;
+  decision: 'apply' | 'discard';
+  done: string[];
+  refused: Record<string, string>;
+}
+
 /** The body of `POST pending/{kernel_id}/{request_id}` (section 6.2). */
 export interface IDecisionBody {
   decision: Decision;

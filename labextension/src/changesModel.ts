@@ -1,0 +1,77 @@
+// The sandboxed kernels' change sets, from `GET changes` (docs/protocol.md 6.5), and deciding
+// one. Polled on their own, every 2 s, so a failing `GET changes` never holds up the pending
+// list.
+
+import { ServerConnection } from '@jupyterlab/services';
+import { ISignal, Signal } from '@lumino/signaling';
+
+import { PolledModel, PollState } from './polling';
+import { fetchChangeSets, postChangeDecision } from './request';
+import { IChangeDecisionReply, IChangeSet } from './tokens';
+
+/** Poll intervals in ms: every 2 s; after an error, longer each time up to 15 s. */
+export const CHANGES_FREQUENCY = { interval: 2000, max: 15_000 };
+
+export class ChangeSetsModel extends PolledModel<IChangeSet[]> {
+  constructor(options: ChangeSetsModel.IOptions = {}) {
+    super('jupyter-approvals:changes', CHANGES_FREQUENCY);
+    this._settings = options.serverSettings;
+  }
+
+  /** The change sets as last fetched, in the server's order. */
+  get changeSets(): readonly IChangeSet[] {
+    return this._changeSets;
+  }
+
+  /** Emitted when an answer differs from the change sets held. */
+  get changed(): ISignal<this, readonly IChangeSet[]> {
+    return this._changed;
+  }
+
+  /** Apply or discard one change set, all of its files; polls again after. */
+  async decide(
+    changeSet: IChangeSet,
+    decision: 'apply' | 'discard'
+  ): Promise<IChangeDecisionReply> {
+    try {
+      return await postChangeDecision(
+        changeSet.kernel_id,
+        decision,
+        changeSet.fingerprint,
+        this._settings
+      );
+    } finally {
+      void this.refresh();
+    }
+  }
+
+  protected fetch(): Promise<IChangeSet[]> {
+    return fetchChangeSets(this._settings);
+  }
+
+  protected onTick(state: PollState<IChangeSet[]>): void {
+    if (state.phase === 'resolved' || state.phase === 'reconnected') {
+      const changeSets = state.payload as IChangeSet[];
+      if (JSON.stringify(changeSets.map(keyOf)) !== JSON.stringify(this._changeSets.map(keyOf))) {
+        this._changeSets = changeSets;
+        this._changed.emit(changeSets);
+      }
+    }
+  }
+
+  private _settings: ServerConnection.ISettings | undefined;
+  private _changeSets: IChangeSet[] = [];
+  private _changed = new Signal<this, readonly IChangeSet[]>(this);
+}
+
+/** What identifies a change set's content (its reading floor and expiry tick on their own). */
+function keyOf(changeSet: IChangeSet): string {
+  return `${changeSet.kernel_id} ${changeSet.fingerprint}`;
+}
+
+export namespace ChangeSetsModel {
+  export interface IOptions {
+    /** Defaults to the page's settings (base URL, token). */
+    serverSettings?: ServerConnection.ISettings;
+  }
+}

@@ -1,0 +1,185 @@
+// The sandboxed kernels' change sets in the Pending tab: per kernel, what its code would
+// change in the project (counts first, then each file), its fingerprint, and Apply all /
+// Discard all, enabled once the server's reading floor has passed. Everything shown is what
+// the server computed from the kernel's overlay (docs/protocol.md 6.5).
+
+import { Widget } from '@lumino/widgets';
+
+import { ChangeSetsModel } from './changesModel';
+import { el } from './dom';
+import { IChangeSet, IFileChange } from './tokens';
+
+/** What each kind of change will do, in the present tense (nothing happened yet). */
+const VERBS: Record<IFileChange['kind'], string> = {
+  created: 'create',
+  modified: 'modify',
+  deleted: 'delete',
+  renamed: 'rename',
+  unsupported: 'not applied'
+};
+const KIND_ORDER: IFileChange['kind'][] = [
+  'created',
+  'modified',
+  'deleted',
+  'renamed',
+  'unsupported'
+];
+// Control, zero-width and bidirectional-override characters: a file name could hide its
+// real extension or forge a line with them.
+// eslint-disable-next-line no-control-regex
+const HIDING = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g;
+
+/** `text` with every character that could hide or forge what is shown written as U+XXXX. */
+export function visibleName(text: string): string {
+  return text.replace(
+    HIDING,
+    char => `⟦U+${char.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}⟧`
+  );
+}
+
+/** The counts of a change set as one line, e.g. "3 files: 1 to create, 2 to modify". */
+export function countsLine(changeSet: IChangeSet): string {
+  const total = changeSet.changes.length;
+  const parts = KIND_ORDER.filter(kind => changeSet.counts[kind]).map(kind =>
+    kind === 'unsupported'
+      ? `${changeSet.counts[kind]} not applied`
+      : `${changeSet.counts[kind]} to ${VERBS[kind]}`
+  );
+  return `${total} ${total === 1 ? 'file' : 'files'}: ${parts.join(', ')}`;
+}
+
+function sizeOf(change: IFileChange): string {
+  const before = change.before?.size;
+  const after = change.after?.size;
+  if (change.kind === 'modified' && before !== undefined && after !== undefined) {
+    return `${before.toLocaleString()} → ${after.toLocaleString()} bytes`;
+  }
+  const size = after ?? before;
+  return size === undefined ? '' : `${size.toLocaleString()} bytes`;
+}
+
+export class ChangesView extends Widget {
+  constructor(model: ChangeSetsModel) {
+    super();
+    this._model = model;
+    this.addClass('jpa-Changes');
+    this.node.dataset.testid = 'jpa-changes';
+    model.changed.connect(this._render, this);
+    this._render();
+  }
+
+  dispose(): void {
+    this._clearTimers();
+    super.dispose();
+  }
+
+  private _render(): void {
+    this._clearTimers();
+    const sets = this._model.changeSets;
+    this.node.replaceChildren(this._note, ...sets.map(changeSet => this._renderSet(changeSet)));
+    this.node.classList.toggle('jpa-mod-empty', sets.length === 0 && !this._note.textContent);
+  }
+
+  /** Keep what the last decision did in view: its change set leaves the list at once. */
+  private _tell(text: string): void {
+    this._note.textContent = text;
+    this.node.classList.remove('jpa-mod-empty');
+  }
+
+  private _renderSet(changeSet: IChangeSet): HTMLElement {
+    const section = el('section', 'jpa-Changes-set', { testid: 'jpa-changes-set' });
+    section.dataset.kernelId = changeSet.kernel_id;
+    section.append(
+      el('div', 'jpa-Changes-title', {
+        text: `Changes from sandboxed kernel ${changeSet.kernel_id.slice(0, 8)}`
+      }),
+      el('div', 'jpa-Changes-counts', {
+        text: countsLine(changeSet),
+        testid: 'jpa-changes-counts'
+      })
+    );
+    const list = el('ul', 'jpa-Changes-files');
+    for (const change of changeSet.changes) {
+      const item = el('li', `jpa-Changes-file jpa-mod-${change.kind}`, {
+        testid: 'jpa-changes-file'
+      });
+      const name =
+        change.kind === 'renamed'
+          ? `${visibleName(change.detail)} → ${visibleName(change.path)}`
+          : visibleName(change.path);
+      item.append(
+        el('span', 'jpa-Changes-kind', { text: VERBS[change.kind] }),
+        el('span', 'jpa-Changes-path', { text: name }),
+        el('span', 'jpa-Changes-size', {
+          text: change.kind === 'unsupported' ? visibleName(change.detail) : sizeOf(change)
+        })
+      );
+      list.append(item);
+    }
+    section.append(list);
+    section.append(
+      el('div', 'jpa-Changes-fingerprint', {
+        text: changeSet.fingerprint,
+        testid: 'jpa-changes-fingerprint'
+      })
+    );
+    const apply = el('button', 'jp-Button jp-mod-accept jpa-Changes-apply', {
+      text: 'Apply all',
+      testid: 'jpa-changes-apply'
+    });
+    const discard = el('button', 'jp-Button jp-mod-reject jpa-Changes-discard', {
+      text: 'Discard all',
+      testid: 'jpa-changes-discard'
+    });
+    const result = el('div', 'jpa-Changes-result', { testid: 'jpa-changes-result' });
+    const buttons = [apply, discard];
+    // The server refuses a decision sooner than its floor: the buttons wait for it too.
+    for (const button of buttons) {
+      button.disabled = changeSet.decide_after_s > 0;
+    }
+    if (changeSet.decide_after_s > 0) {
+      this._timers.push(
+        window.setTimeout(
+          () => buttons.forEach(button => (button.disabled = false)),
+          changeSet.decide_after_s * 1000
+        )
+      );
+    }
+    const decide = (decision: 'apply' | 'discard'): void => {
+      buttons.forEach(button => (button.disabled = true));
+      result.textContent = decision === 'apply' ? 'Applying…' : 'Discarding…';
+      this._model
+        .decide(changeSet, decision)
+        .then(reply => {
+          const refused = Object.entries(reply.refused);
+          const verb = decision === 'apply' ? 'applied' : 'discarded';
+          const text =
+            `${reply.done.length} ${verb}` +
+            (refused.length
+              ? `; refused: ${refused.map(([path, code]) => `${visibleName(path)} (${code})`).join(', ')}`
+              : '');
+          result.textContent = text;
+          this._tell(`Sandboxed kernel ${changeSet.kernel_id.slice(0, 8)}: ${text}`);
+        })
+        .catch((error: Error) => {
+          result.textContent = error.message;
+          buttons.forEach(button => (button.disabled = false));
+        });
+    };
+    apply.addEventListener('click', () => decide('apply'));
+    discard.addEventListener('click', () => decide('discard'));
+    const actions = el('div', 'jpa-Changes-actions');
+    actions.append(apply, discard);
+    section.append(actions, result);
+    return section;
+  }
+
+  private _clearTimers(): void {
+    this._timers.forEach(timer => window.clearTimeout(timer));
+    this._timers = [];
+  }
+
+  private _model: ChangeSetsModel;
+  private _timers: number[] = [];
+  private _note = el('div', 'jpa-Changes-note', { testid: 'jpa-changes-note' });
+}

@@ -1,0 +1,130 @@
+// The change sets in the sidebar (src/changesView.ts): what a person reads before applying a
+// sandboxed kernel's changes, and when the buttons let them decide.
+
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+
+// jsdom has no DragEvent, which @lumino/dragdrop (below @lumino/widgets) names at import.
+vi.hoisted(() => {
+  const scope = globalThis as unknown as { DragEvent?: unknown };
+  scope.DragEvent ??= class DragEvent extends Event {};
+});
+
+import { ChangeSetsModel } from '../src/changesModel';
+import { ChangesView, countsLine, visibleName } from '../src/changesView';
+import { IChangeSet } from '../src/tokens';
+
+function changeSet(overrides: Partial<IChangeSet> = {}): IChangeSet {
+  const state = (size: number) => ({ size, sha256: 'a'.repeat(64), mode: '0644' });
+  return {
+    kernel_id: '4d5709cc-15dd-43cb-8a30-468dfd4167bf',
+    fingerprint: 'sha256:' + 'b'.repeat(64),
+    counts: { created: 1, modified: 1, unsupported: 1 },
+    changes: [
+      { path: 'out/report.md', kind: 'created', before: null, after: state(9), detail: '' },
+      { path: 'sales.csv', kind: 'modified', before: state(14), after: state(1400), detail: '' },
+      {
+        path: 'key',
+        kind: 'unsupported',
+        before: null,
+        after: null,
+        detail: "symbolic link to '/root/.ssh/id_rsa'"
+      }
+    ],
+    decide_after_s: 1,
+    expires_in_s: 599,
+    ...overrides
+  };
+}
+
+/** A model holding `sets` as if the server had listed them, with `decide` recorded. */
+function modelWith(sets: IChangeSet[]): ChangeSetsModel {
+  const model = new ChangeSetsModel();
+  (model as unknown as { onTick: (s: unknown) => void }).onTick({
+    phase: 'resolved',
+    payload: sets
+  });
+  return model;
+}
+
+describe('visibleName', () => {
+  it('writes characters that could hide or forge a name as code points', () => {
+    // Given names with a newline, an escape sequence and a right-to-left override
+    // Then each such character is shown as U+XXXX and the rest is kept
+    expect(visibleName('a\nb.csv')).toBe('a⟦U+000A⟧b.csv');
+    expect(visibleName('c\u001b[31md.csv')).toBe('c⟦U+001B⟧[31md.csv');
+    expect(visibleName('e\u202egnp.exe')).toBe('e⟦U+202E⟧gnp.exe');
+    expect(visibleName('plain/path é.csv')).toBe('plain/path é.csv');
+  });
+});
+
+describe('countsLine', () => {
+  it('counts first, in the present tense, nothing in the past', () => {
+    expect(countsLine(changeSet())).toBe('3 files: 1 to create, 1 to modify, 1 not applied');
+  });
+});
+
+describe('ChangesView', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it('lists each file with what will happen, its size and the fingerprint', () => {
+    // Given a listed change set
+    const view = new ChangesView(modelWith([changeSet()]));
+    // Then every file is a row, and the fingerprint is shown whole
+    const rows = [...view.node.querySelectorAll('[data-testid="jpa-changes-file"]')].map(
+      row => row.textContent
+    );
+    expect(rows).toEqual([
+      'createout/report.md9 bytes',
+      'modifysales.csv14 → 1,400 bytes',
+      "not appliedkeysymbolic link to '/root/.ssh/id_rsa'"
+    ]);
+    expect(view.node.querySelector('[data-testid="jpa-changes-fingerprint"]')?.textContent).toBe(
+      'sha256:' + 'b'.repeat(64)
+    );
+  });
+
+  it('enables Apply and Discard only once the reading floor has passed', () => {
+    // Given a change set whose floor has one second left
+    const view = new ChangesView(modelWith([changeSet({ decide_after_s: 1 })]));
+    const apply = view.node.querySelector<HTMLButtonElement>('[data-testid="jpa-changes-apply"]')!;
+    const discard = view.node.querySelector<HTMLButtonElement>(
+      '[data-testid="jpa-changes-discard"]'
+    )!;
+    // Then both wait, and are enabled after that second
+    expect([apply.disabled, discard.disabled]).toEqual([true, true]);
+    vi.advanceTimersByTime(999);
+    expect(apply.disabled).toBe(true);
+    vi.advanceTimersByTime(2);
+    expect([apply.disabled, discard.disabled]).toEqual([false, false]);
+  });
+
+  it('applies the set it shows, by its fingerprint, and says what was refused', async () => {
+    // Given a change set past its floor, and a server that refuses one file
+    const model = modelWith([changeSet({ decide_after_s: 0 })]);
+    const decide = vi.spyOn(model, 'decide').mockResolvedValue({
+      ok: false,
+      kernel_id: changeSet().kernel_id,
+      decision: 'apply',
+      done: ['out/report.md'],
+      refused: { 'sales.csv': 'APPROVAL_FINGERPRINT_MISMATCH' }
+    });
+    const view = new ChangesView(model);
+    // When the person clicks Apply all
+    view.node.querySelector<HTMLButtonElement>('[data-testid="jpa-changes-apply"]')!.click();
+    await vi.waitFor(() => expect(decide).toHaveBeenCalled());
+    // Then the model decides that very change set, and the result names the refusal
+    expect(decide.mock.calls[0][0].fingerprint).toBe('sha256:' + 'b'.repeat(64));
+    expect(decide.mock.calls[0][1]).toBe('apply');
+    await vi.waitFor(() =>
+      expect(view.node.querySelector('[data-testid="jpa-changes-result"]')?.textContent).toBe(
+        '1 applied; refused: sales.csv (APPROVAL_FINGERPRINT_MISMATCH)'
+      )
+    );
+  });
+
+  it('is hidden while there is nothing to decide', () => {
+    const view = new ChangesView(modelWith([]));
+    expect(view.node.classList.contains('jpa-mod-empty')).toBe(true);
+  });
+});
