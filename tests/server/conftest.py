@@ -104,28 +104,33 @@ async def until_the_server_saw_it_start(serverapp, kernel: Kernel) -> None:
     raise AssertionError(f"the server still sees kernel {kernel.id} as starting after 10 s")
 
 
-@pytest.fixture
-def kernels(jp_serverapp, jp_root_dir, jp_asyncio_loop):
-    """Start kernels in the server's root (a git project); stop them afterwards."""
-    make_git_top_level(jp_root_dir)
+def _kernel_starter(serverapp, root_dir, loop, kernel_name: str):
+    """Start kernels of ``kernel_name`` in the server's root (a git project), as JupyterLab
+    does, through the session manager (the kernel learns its notebook path); stop them after."""
+    make_git_top_level(root_dir)
     started: list[Kernel] = []
 
     async def start(path: str = "notebook.ipynb") -> Kernel:
-        # Through the session manager, as JupyterLab does: the kernel learns its notebook path.
-        (Path(jp_root_dir) / path).parent.mkdir(parents=True, exist_ok=True)
-        session = await jp_serverapp.session_manager.create_session(
-            path=path, name=Path(path).name, type="notebook", kernel_name="python3"
+        (Path(root_dir) / path).parent.mkdir(parents=True, exist_ok=True)
+        session = await serverapp.session_manager.create_session(
+            path=path, name=Path(path).name, type="notebook", kernel_name=kernel_name
         )
-        kernel = Kernel(jp_serverapp, session["kernel"]["id"])
+        kernel = Kernel(serverapp, session["kernel"]["id"])
         await kernel.client.wait_for_ready(timeout=60)
-        await until_the_server_saw_it_start(jp_serverapp, kernel)
+        await until_the_server_saw_it_start(serverapp, kernel)
         started.append(kernel)
         return kernel
 
     yield start
     for kernel in started:
         kernel.stop()
-    jp_asyncio_loop.run_until_complete(jp_serverapp.kernel_manager.shutdown_all())
+    loop.run_until_complete(serverapp.kernel_manager.shutdown_all())
+
+
+@pytest.fixture
+def kernels(jp_serverapp, jp_root_dir, jp_asyncio_loop):
+    """Start kernels in the server's root (a git project); stop them afterwards."""
+    yield from _kernel_starter(jp_serverapp, jp_root_dir, jp_asyncio_loop, "python3")
 
 
 #: The kernelspec the wheel installs as share/jupyter/kernels/python3-sandboxed.
@@ -146,24 +151,7 @@ def sandboxed_kernelspec(jp_env_jupyter_path) -> Path:
 @pytest.fixture
 def sandboxed_kernels(sandboxed_kernelspec, jp_serverapp, jp_root_dir, jp_asyncio_loop):
     """Start "Python 3 (sandboxed)" kernels in the server's root; stop them afterwards."""
-    make_git_top_level(jp_root_dir)
-    started: list[Kernel] = []
-
-    async def start(path: str = "notebook.ipynb") -> Kernel:
-        (Path(jp_root_dir) / path).parent.mkdir(parents=True, exist_ok=True)
-        session = await jp_serverapp.session_manager.create_session(
-            path=path, name=Path(path).name, type="notebook", kernel_name="python3-sandboxed"
-        )
-        kernel = Kernel(jp_serverapp, session["kernel"]["id"])
-        await kernel.client.wait_for_ready(timeout=60)
-        await until_the_server_saw_it_start(jp_serverapp, kernel)
-        started.append(kernel)
-        return kernel
-
-    yield start
-    for kernel in started:
-        kernel.stop()
-    jp_asyncio_loop.run_until_complete(jp_serverapp.kernel_manager.shutdown_all())
+    yield from _kernel_starter(jp_serverapp, jp_root_dir, jp_asyncio_loop, "python3-sandboxed")
 
 
 @pytest.fixture
