@@ -24,7 +24,8 @@ from typing import Any
 
 from ...core import errors
 from ...core.fingerprint import fingerprint
-from .held_files import HeldWrite, change_preview
+from ...previews.file_change import change_preview
+from .held_files import HeldWrite
 
 ACTION = "file.write"
 #: The room document's root that jupyter_ydoc's text document saves, and its metadata map.
