@@ -47,7 +47,11 @@ from .mirror import sessions
 from .mirror.journals import ServerJournals
 from .mirror.kernels import KERNEL_ACTIONS_EVENT, KernelLinks
 from .rest.agent_handlers import AgentPauseHandler, AgentsHandler
-from .rest.change_handlers import ChangeDecisionHandler, ChangesHandler
+from .rest.change_handlers import (
+    ChangeDecisionHandler,
+    ChangePreviewHandler,
+    ChangesHandler,
+)
 from .rest.decision_handlers import DecisionHandler, HeldDecisionHandler
 from .rest.handlers import DoctorHandler, PendingHandler
 from .rest.journal_handler import JournalHandler
@@ -76,6 +80,7 @@ ROUTES: list[tuple[str, type[Any]]] = [
     (rf"/{API}/doctor", DoctorHandler),
     (rf"/{API}/changes", ChangesHandler),
     (rf"/{API}/changes/([^/]+)", ChangeDecisionHandler),
+    (rf"/{API}/changes/([^/]+)/preview", ChangePreviewHandler),
 ]
 CONNECTION_SETTING = "kernel_websocket_connection_class"
 

@@ -6,7 +6,7 @@ import { ServerConnection } from '@jupyterlab/services';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { PolledModel, PollState } from './polling';
-import { fetchChangeSets, postChangeDecision } from './request';
+import { fetchChangePreview, fetchChangeSets, IChangePreview, postChangeDecision } from './request';
 import { IChangeDecisionReply, IChangeSet } from './tokens';
 
 /** Poll intervals in ms: every 2 s; after an error, longer each time up to 15 s. */
@@ -43,6 +43,11 @@ export class ChangeSetsModel extends PolledModel<IChangeSet[]> {
     } finally {
       void this.refresh();
     }
+  }
+
+  /** One file's change of a listed change set, as the server shows it from its bytes. */
+  preview(changeSet: IChangeSet, path: string): Promise<IChangePreview> {
+    return fetchChangePreview(changeSet.kernel_id, path, this._settings);
   }
 
   protected fetch(): Promise<IChangeSet[]> {

@@ -7,7 +7,8 @@ import { Widget } from '@lumino/widgets';
 
 import { ChangeSetsModel } from './changesModel';
 import { el } from './dom';
-import { IChangeSet, IFileChange } from './tokens';
+import { PreviewBody } from './previewView';
+import { IChangeSet, IFileChange, IPendingRequest } from './tokens';
 
 /** What each kind of change will do, in the present tense (nothing happened yet). */
 const VERBS: Record<IFileChange['kind'], string> = {
@@ -107,14 +108,22 @@ export class ChangesView extends Widget {
         change.kind === 'renamed'
           ? `${visibleName(change.detail)} → ${visibleName(change.path)}`
           : visibleName(change.path);
+      const show = el('button', 'jpa-Sidebar-link jpa-Changes-show', {
+        text: 'show',
+        testid: 'jpa-changes-show'
+      });
+      const preview = el('div', 'jpa-Changes-preview', { testid: 'jpa-changes-preview' });
+      preview.hidden = true;
+      show.addEventListener('click', () => this._togglePreview(changeSet, change, show, preview));
       item.append(
         el('span', 'jpa-Changes-kind', { text: VERBS[change.kind] }),
         el('span', 'jpa-Changes-path', { text: name }),
         el('span', 'jpa-Changes-size', {
           text: change.kind === 'unsupported' ? visibleName(change.detail) : sizeOf(change)
-        })
+        }),
+        show
       );
-      list.append(item);
+      list.append(item, preview);
     }
     section.append(list);
     section.append(
@@ -172,6 +181,38 @@ export class ChangesView extends Widget {
     actions.append(apply, discard);
     section.append(actions, result);
     return section;
+  }
+
+  /** Show (fetched once) or hide one file's change, as the server shows it from its bytes. */
+  private _togglePreview(
+    changeSet: IChangeSet,
+    change: IFileChange,
+    button: HTMLButtonElement,
+    box: HTMLElement
+  ): void {
+    if (!box.hidden) {
+      box.hidden = true;
+      button.textContent = 'show';
+      return;
+    }
+    box.hidden = false;
+    button.textContent = 'hide';
+    if (box.childElementCount) {
+      return;
+    }
+    box.textContent = 'Loading…';
+    this._model
+      .preview(changeSet, change.path)
+      .then(shown => {
+        const body = new PreviewBody({
+          preview: shown.preview,
+          structured: shown.structured
+        } as IPendingRequest);
+        box.replaceChildren(body.node, body.toggle);
+      })
+      .catch((error: Error) => {
+        box.textContent = error.message;
+      });
   }
 
   private _clearTimers(): void {

@@ -240,3 +240,27 @@ export async function postChangeDecision(
   );
   return answer.body;
 }
+
+/** One listed file's change, from `GET changes/{kernel_id}/preview` (docs/protocol.md 6.5). */
+export interface IChangePreview {
+  path: string;
+  kind: string;
+  summary: string;
+  preview: string;
+  structured: IPendingRequest['structured'];
+}
+
+/** `GET changes/{kernel_id}/preview?path=...`. */
+export async function fetchChangePreview(
+  kernelId: string,
+  path: string,
+  settings?: ServerConnection.ISettings
+): Promise<IChangePreview> {
+  const query = new URLSearchParams({ path }).toString();
+  const answer = await requestAPI<IChangePreview>(
+    `changes/${encodeURIComponent(kernelId)}/preview?${query}`,
+    { method: 'GET' },
+    settings
+  );
+  return answer.body;
+}

@@ -75,9 +75,9 @@ describe('ChangesView', () => {
       row => row.textContent
     );
     expect(rows).toEqual([
-      'createout/report.md9 bytes',
-      'modifysales.csv14 → 1,400 bytes',
-      "not appliedkeysymbolic link to '/root/.ssh/id_rsa'"
+      'createout/report.md9 bytesshow',
+      'modifysales.csv14 → 1,400 bytesshow',
+      "not appliedkeysymbolic link to '/root/.ssh/id_rsa'show"
     ]);
     expect(view.node.querySelector('[data-testid="jpa-changes-fingerprint"]')?.textContent).toBe(
       'sha256:' + 'b'.repeat(64)
@@ -121,6 +121,33 @@ describe('ChangesView', () => {
         '1 applied; refused: sales.csv (APPROVAL_FINGERPRINT_MISMATCH)'
       )
     );
+  });
+
+  it("shows a file's change from the server when asked, once", async () => {
+    // Given a listed change set and a server that previews a file
+    const model = modelWith([changeSet()]);
+    const preview = vi.spyOn(model, 'preview').mockResolvedValue({
+      path: 'sales.csv',
+      kind: 'modified',
+      summary: 'Replace sales.csv',
+      preview: '-1,10\n+1,12',
+      structured: null
+    });
+    const view = new ChangesView(model);
+    const show = view.node.querySelectorAll<HTMLButtonElement>(
+      '[data-testid="jpa-changes-show"]'
+    )[1];
+    // When the person clicks "show" on the modified file, hides it and shows it again
+    show.click();
+    const box = view.node.querySelectorAll<HTMLElement>('[data-testid="jpa-changes-preview"]')[1];
+    await vi.waitFor(() => expect(box.textContent).toContain('+1,12'));
+    show.click();
+    expect(box.hidden).toBe(true);
+    show.click();
+    // Then the preview of that file was asked for once, and is shown again
+    expect(preview).toHaveBeenCalledTimes(1);
+    expect(preview.mock.calls[0][1]).toBe('sales.csv');
+    expect(box.hidden).toBe(false);
   });
 
   it('is hidden while there is nothing to decide', () => {

@@ -92,6 +92,12 @@ def test_a_person_applies_a_sandboxed_kernels_changes_in_the_sidebar(
     expect(files).to_have_count(2)
     expect(files.nth(0)).to_contain_text(f"{project.name}/report.md")
     expect(files.nth(1)).to_contain_text(f"{project.name}/sales.csv")
+    # When the person opens the modified file's change
+    files.nth(1).locator('[data-testid="jpa-changes-show"]').click()
+    # Then its line diff shows the old and the new line, from the bytes
+    shown = change_set.locator('[data-testid="jpa-changes-preview"]').nth(1)
+    expect(shown).to_contain_text("1,10")
+    expect(shown).to_contain_text("1,12")
     # When the person applies it, once the buttons let them
     apply = change_set.locator('[data-testid="jpa-changes-apply"]')
     expect(apply).to_be_enabled()

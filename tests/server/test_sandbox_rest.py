@@ -196,3 +196,61 @@ async def test_an_agent_can_neither_list_nor_decide_change_sets(
     assert listed_status == 403
     assert (status, answer["code"]) == (403, "APPROVAL_AGENT_FORBIDDEN")
     assert not (Path(jp_root_dir) / "x.csv").exists()
+
+
+async def preview_of(jp_fetch, kernel_id: str, path: str, token: str | None = None):
+    return await call(
+        jp_fetch, APPROVALS_API, "changes", kernel_id, "preview", params={"path": path}, token=token
+    )
+
+
+async def test_a_listed_files_diff_is_shown_from_its_bytes(
+    sandboxed_kernels, jp_fetch, jp_root_dir
+):
+    # Given a sandboxed kernel that changed one line of a project file and created another
+    (Path(jp_root_dir) / "sales.csv").write_text("id,total\n1,10\n2,20\n")
+    kernel = await sandboxed_kernels()
+    await kernel.run(
+        "open('sales.csv', 'w').write('id,total\\n1,10\\n2,25\\n')\n"
+        "open('notes.md', 'w').write('# notes\\n')"
+    )
+    await change_sets(jp_fetch)
+    # When the person opens each file's preview
+    status, _, modified = await preview_of(jp_fetch, kernel.id, "sales.csv")
+    _, _, created = await preview_of(jp_fetch, kernel.id, "notes.md")
+    # Then the modified file's line diff shows the old and the new line, the new file its lines
+    assert status == 200
+    assert "-2,20" in modified["preview"]
+    assert "+2,25" in modified["preview"]
+    assert modified["structured"]["blocks"]
+    assert "+# notes" in created["preview"]
+
+
+async def test_a_preview_of_bytes_that_changed_since_the_listing_is_refused(
+    sandboxed_kernels, jp_fetch
+):
+    # Given a listed change set
+    kernel = await sandboxed_kernels()
+    await kernel.run("open('out.csv', 'w').write('first\\n')")
+    await change_sets(jp_fetch)
+    # When the kernel writes other bytes before the person opens the preview
+    await kernel.run("open('out.csv', 'w').write('second\\n')")
+    status, _, answer = await preview_of(jp_fetch, kernel.id, "out.csv")
+    # Then the preview is refused (it would show bytes the listing's fingerprint does not bind)
+    assert (status, answer["code"]) == (409, "APPROVAL_FINGERPRINT_MISMATCH")
+
+
+async def test_a_path_never_listed_and_an_agent_get_no_preview(
+    sandboxed_kernels, jp_fetch, state_dir
+):
+    # Given a listed change set, and an agent's token
+    token = add_agent(state_dir)
+    kernel = await sandboxed_kernels()
+    await kernel.run("open('out.csv', 'w').write('x\\n')")
+    await change_sets(jp_fetch)
+    # When a path that was never listed is asked for, and the agent asks for the listed one
+    never_status, _, never = await preview_of(jp_fetch, kernel.id, "../../etc/passwd")
+    agent_status, _, _ = await preview_of(jp_fetch, kernel.id, "out.csv", token=token)
+    # Then both are refused
+    assert (never_status, never["code"]) == (409, "APPROVAL_NOT_ISSUED")
+    assert agent_status == 403

@@ -36,6 +36,20 @@ class ChangesHandler(ApprovalsHandler):
         self.reply({"change_sets": self.parts.change_sets.listing()})
 
 
+class ChangePreviewHandler(ApprovalsHandler):
+    """``GET changes/{kernel_id}/preview?path=...``: one listed file's diff."""
+
+    @web.authenticated
+    @authorized
+    async def get(self, kernel_id: str) -> None:
+        """The preview of a file of the kernel's listed change set, from its bytes."""
+        self.check_not_agent()
+        path = self.get_query_argument("path", "")
+        if not path:
+            raise errors.ApprovalMalformedMessage('"path" names the listed file to preview.')
+        self.reply(self.parts.change_sets.preview(kernel_id, path))
+
+
 class ChangeDecisionHandler(ApprovalsHandler):
     """``POST changes/{kernel_id}``: apply or discard a kernel's change set."""
 

@@ -9,6 +9,7 @@ those 10 minutes (docs/protocol.md 6.5).
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -16,7 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from ...core import errors
-from .changes import ChangeSet, compute_change_set
+from ...previews.file_change import change_preview
+from ...previews.render_text import preview_of
+from ...previews.structured import StructuredPreview
+from ...previews.text import size_text
+from .changes import ChangeSet, FileChange, compute_change_set
 from .command import KernelFolders
 from .decide import Decided, Decision, Outcome, decide, follow_person_edits, without_settled
 
@@ -141,6 +146,74 @@ class ChangeSets:
             Decided(entry.folders.decided),
         )
         return change_set, outcome
+
+    def preview(self, kernel_id: str, path: str) -> dict[str, Any]:
+        """The preview of ``path`` in the kernel's change set as last listed."""
+        entry = dict(self._entries()).get(kernel_id)
+        if entry is None:
+            raise errors.ApprovalUnknownKernel(
+                f"no sandboxed kernel {kernel_id} runs in this server", kernel_id=kernel_id
+            )
+        for shown in sorted(entry.shown.values(), key=lambda s: s.first_shown, reverse=True):
+            for change in shown.change_set.changes:
+                if change.path == path:
+                    return file_preview(self.project, entry.folders.upper, change)
+        raise errors.ApprovalNotIssued(
+            f"{path!r} is in no change set this server listed for the kernel: reload the list",
+            kernel_id=kernel_id,
+        )
+
+
+def file_preview(project: Path, upper: Path, change: FileChange) -> dict[str, Any]:
+    """The preview of one listed change, from the project's bytes and the overlay's: a line
+    diff for text, sizes and digests otherwise. Refused when the overlay's file no longer has
+    the listed bytes (the person would read other bytes than the fingerprint binds)."""
+    new = b""
+    if change.after is not None:
+        try:
+            new = (upper / change.path).read_bytes()
+        except OSError:
+            new = b""
+        if hashlib.sha256(new).hexdigest() != change.after.sha256:
+            raise errors.ApprovalFingerprintMismatch(
+                f"{change.path} changed in the sandbox after it was listed: reload the list",
+                path=change.path,
+            )
+    source = change.detail if change.kind == "renamed" else change.path
+    old: bytes | None = None
+    if change.before is not None:
+        try:
+            old = (project / source).read_bytes()
+        except OSError:
+            old = None
+        if old is None or hashlib.sha256(old).hexdigest() != change.before.sha256:
+            raise errors.ApprovalFingerprintMismatch(
+                f"{source} changed in the project after it was listed: reload the list",
+                path=change.path,
+            )
+    if change.kind == "unsupported":
+        structured = StructuredPreview()
+        structured.facts([("path:file", change.path), ("what", change.detail)])
+        structured.note("Shown, never applied.")
+        summary, preview = f"{change.path}: {change.detail}", preview_of(structured)
+    elif change.kind == "deleted":
+        structured = StructuredPreview()
+        size = len(old or b"")
+        structured.count("bytes before", size, "removed")
+        structured.facts([("path:file", change.path), ("change", "Delete")])
+        summary, preview = f"Delete {change.path} ({size_text(size)})", preview_of(structured)
+    else:
+        facts = (("renamed from", change.detail),) if change.kind == "renamed" else ()
+        summary, preview = change_preview(
+            change.path, old, len(old or b""), new, where="project", facts=facts
+        )
+    return {
+        "path": change.path,
+        "kind": change.kind,
+        "summary": summary,
+        "preview": preview.text,
+        "structured": preview.structured,
+    }
 
 
 def _change_row(change: Any) -> dict[str, Any]:
