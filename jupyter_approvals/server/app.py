@@ -104,7 +104,7 @@ class ApprovalsServer(ExtensionApp):
 
     agent_code = Enum(
         list(POLICIES),
-        default_value="ask",
+        default_value="sandbox",
         help=(
             "What code sent by an agent identity gets. 'ask': every execute_request an agent "
             "sends is held at the server until a person approved exactly that code; nothing "
@@ -112,8 +112,10 @@ class ApprovalsServer(ExtensionApp):
             "'Python 3 (sandboxed)' kernel (where the sandbox can run here), agent code sent "
             "to a sandboxed kernel runs at once and what it changes in the project waits as "
             "a change set for a person; agent code sent to any other kernel is held as with "
-            "'ask'. 'protected-only': agent code runs at once and only protected operations "
-            "ask; this is no boundary against that code, which can do anything the kernel can."
+            "'ask'; where the sandbox cannot run here (see `jupyter approvals doctor`), "
+            "'sandbox' is 'ask'. 'protected-only': agent code runs at once and only protected "
+            "operations ask; this is no boundary against that code, which can do anything the "
+            "kernel can."
         ),
     ).tag(config=True)
 

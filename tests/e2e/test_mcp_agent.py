@@ -98,8 +98,13 @@ class McpAgent:
 @pytest.fixture(scope="module")
 def agent_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
     """JupyterLab with jupyter-collaboration and jupyter-approvals, from the agent virtualenv."""
+    # The per-cell hold is what this file tests (the sandbox, the default, is
+    # test_mcp_agent_sandbox.py's): agent code in any kernel is held.
     server = LabServer.start(
-        tmp_path_factory.mktemp("agent-lab"), log_name="agent-lab", python=agent_python()
+        tmp_path_factory.mktemp("agent-lab"),
+        log_name="agent-lab",
+        python=agent_python(),
+        extra_args=["--ApprovalsServer.agent_code=ask"],
     )
     try:
         yield server

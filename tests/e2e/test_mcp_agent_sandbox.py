@@ -2,7 +2,8 @@
 an analysis with no approval at all, and what it wrote waits as one change set that a person
 applies (or discards) in the sidebar in headless Chromium.
 
-The server runs with ``c.ApprovalsServer.agent_code = "sandbox"`` in the agent virtualenv
+The server runs with ``c.ApprovalsServer.agent_code = "sandbox"`` (the default, set here all
+the same) in the agent virtualenv
 (``AGENT_PYTHON``, made by ``make test``, with pandas and matplotlib for the analysis).
 """
 

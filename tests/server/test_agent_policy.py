@@ -162,7 +162,7 @@ async def test_the_doctor_fails_when_the_gate_is_swapped_out_and_the_sweep_resto
 
     checks = await gate_check()
     assert checks["agent_gate"]["ok"], checks["agent_gate"]
-    assert checks["agent_gate"]["policy"] == "ask"
+    assert checks["agent_gate"]["policy"] == "sandbox"  # the default
     settings = jp_serverapp.web_app.settings
     # When another extension puts the plain kernel websocket connection back
     wrapped = settings["kernel_websocket_connection_class"]
