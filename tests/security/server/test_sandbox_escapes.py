@@ -174,7 +174,7 @@ def server_files():
     roots = ['/tmp', '/run', os.path.expanduser('~'), os.getcwd()]
     return [f for root in roots for f in glob.glob(root + '/**/jpserver-*.json', recursive=True)]
 attempt('jpserver_files', server_files)
-attempt('other_kernels_sockets', lambda: glob.glob('/tmp/jpa-*'))
+attempt('other_kernels_sockets', lambda: glob.glob('/tmp/jpa-*/connection.json'))
 """,
     )
     # Then none is readable, and no token is anywhere in its processes' environments
@@ -185,8 +185,8 @@ attempt('other_kernels_sockets', lambda: glob.glob('/tmp/jpa-*'))
     assert not any("ghp_secret" in env for env in found["proc_environ"])
     assert jp_serverapp.identity_provider.token not in json.dumps(found)
     assert found["jpserver_files"] == ["done", "[]"]
-    # Its own socket folder is the only one it sees
-    assert len(json.loads(found["other_kernels_sockets"][1].replace("'", '"'))) <= 1
+    # Its own connection file is the only one it sees (no other kernel's socket folder)
+    assert len(json.loads(found["other_kernels_sockets"][1].replace("'", '"'))) == 1
 
 
 async def test_no_socket_reaches_the_server_or_the_desktop(
