@@ -254,3 +254,32 @@ async def test_a_path_never_listed_and_an_agent_get_no_preview(
     # Then both are refused
     assert (never_status, never["code"]) == (409, "APPROVAL_NOT_ISSUED")
     assert agent_status == 403
+
+
+async def test_a_restarted_sandboxed_kernel_keeps_its_change_set_and_drops_discarded_files(
+    sandboxed_kernels, jp_fetch, jp_serverapp
+):
+    # Given a sandboxed kernel that created two files, one of which the person discarded
+    kernel = await sandboxed_kernels()
+    await kernel.run("open('keep.csv', 'w').write('k\\n')\nopen('drop.csv', 'w').write('d\\n')")
+    [listed] = await change_sets(jp_fetch)
+    await asyncio.sleep(1.1)
+    status, _, _ = await call(
+        jp_fetch,
+        APPROVALS_API,
+        "changes",
+        kernel.id,
+        method="POST",
+        body=json.dumps(
+            {"decision": "discard", "fingerprint": listed["fingerprint"], "paths": ["drop.csv"]}
+        ),
+    )
+    assert status == 200
+    # When the kernel restarts
+    await jp_serverapp.kernel_manager.restart_kernel(kernel.id)
+    await kernel.client.wait_for_ready(timeout=60)
+    # Then it answers again, still sees what waits for a decision, and no longer the discarded
+    assert await read_in(kernel, "keep.csv") == "k\n"
+    assert await read_in(kernel, "drop.csv") == "<absent>"
+    [again] = await change_sets(jp_fetch)
+    assert [c["path"] for c in again["changes"]] == ["keep.csv"]

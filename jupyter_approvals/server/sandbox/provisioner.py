@@ -101,9 +101,13 @@ class SandboxProvisioner(LocalProvisioner):
         km = self.parent
         if km is None:  # jupyter_client always gives its kernel manager
             raise web.HTTPError(500, "a sandboxed kernel needs a kernel manager")
-        if self.folders is not None:  # a restart: the previous process's sockets go
-            shutil.rmtree(self.folders.sockets, ignore_errors=True)
-        sockets = Path(tempfile.mkdtemp(prefix="jpa-", dir=_short_base()))
+        # A restart keeps the socket folder and connection file, as a TCP kernel keeps its
+        # ports: the clients connected to the kernel reach the new process at the same paths.
+        previous = Path(km.connection_file).parent if km.transport == "ipc" else None
+        if previous is not None and previous.name.startswith("jpa-") and previous.is_dir():
+            sockets = previous
+        else:
+            sockets = Path(tempfile.mkdtemp(prefix="jpa-", dir=_short_base()))
         folders = KernelFolders(settings.kernels_root / self.kernel_id, sockets)
         # What the previous process staged stays in the upper folder until a person decides
         # it; overlayfs wants its work folder empty at each mount.
@@ -154,7 +158,8 @@ class SandboxProvisioner(LocalProvisioner):
         return await super().launch_kernel(bwrap_argv(plan, cmd), **kwargs)
 
     async def cleanup(self, restart: bool = False) -> None:
-        """Remove the kernel's sockets (its overlay stays until its changes are decided)."""
+        """Remove the kernel's sockets when it ends (a restart keeps them); the overlay's
+        upper folder stays until its changes are decided."""
         await super().cleanup(restart=restart)
         if self.folders is not None and not restart:
             shutil.rmtree(self.folders.sockets, ignore_errors=True)
