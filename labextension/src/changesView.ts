@@ -40,13 +40,12 @@ export function visibleName(text: string): string {
 
 /** The counts of a change set as one line, e.g. "3 files: 1 to create, 2 to modify". */
 export function countsLine(changeSet: IChangeSet): string {
-  const total = changeSet.changes.length;
-  const parts = KIND_ORDER.filter(kind => changeSet.counts[kind]).map(kind =>
-    kind === 'unsupported'
-      ? `${changeSet.counts[kind]} not applied`
-      : `${changeSet.counts[kind]} to ${VERBS[kind]}`
-  );
-  return `${total} ${total === 1 ? 'file' : 'files'}: ${parts.join(', ')}`;
+  const total = changeSet.changes.length + (changeSet.changes_left_out ?? 0);
+  const parts = KIND_ORDER.filter(kind => changeSet.counts[kind]).map(kind => {
+    const count = (changeSet.counts[kind] ?? 0).toLocaleString();
+    return kind === 'unsupported' ? `${count} not applied` : `${count} to ${VERBS[kind]}`;
+  });
+  return `${total.toLocaleString()} ${total === 1 ? 'file' : 'files'}: ${parts.join(', ')}`;
 }
 
 function sizeOf(change: IFileChange): string {
@@ -126,6 +125,15 @@ export class ChangesView extends Widget {
       list.append(item, preview);
     }
     section.append(list);
+    const leftOut = changeSet.changes_left_out ?? 0;
+    if (leftOut > 0) {
+      section.append(
+        el('div', 'jpa-Changes-leftOut', {
+          text: `and ${leftOut.toLocaleString()} more ${leftOut === 1 ? 'file' : 'files'}, in the counts above`,
+          testid: 'jpa-changes-left-out'
+        })
+      );
+    }
     section.append(
       el('div', 'jpa-Changes-fingerprint', {
         text: changeSet.fingerprint,

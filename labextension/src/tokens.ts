@@ -83,6 +83,8 @@ export interface IChangeSet {
   fingerprint: string;
   counts: Partial<Record<IFileChange['kind'], number>>;
   changes: IFileChange[];
+  /** Files of the set not listed (the counts cover them). */
+  changes_left_out?: number;
   /** Seconds left of the reading floor when the server answered. */
   decide_after_s: number;
   /** Seconds left to decide when the server answered. */

@@ -63,6 +63,15 @@ describe('countsLine', () => {
   });
 });
 
+describe('countsLine with files left out of the list', () => {
+  it('counts every file of the set, listed or not', () => {
+    const set = changeSet({ counts: { created: 1002 }, changes_left_out: 1000 });
+    expect(countsLine({ ...set, changes: set.changes.slice(0, 2) })).toBe(
+      '1,002 files: 1,002 to create'
+    );
+  });
+});
+
 describe('ChangesView', () => {
   beforeEach(() => vi.useFakeTimers());
   afterEach(() => vi.useRealTimers());

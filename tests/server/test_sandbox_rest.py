@@ -283,3 +283,27 @@ async def test_a_restarted_sandboxed_kernel_keeps_its_change_set_and_drops_disca
     assert await read_in(kernel, "drop.csv") == "<absent>"
     [again] = await change_sets(jp_fetch)
     assert [c["path"] for c in again["changes"]] == ["keep.csv"]
+
+
+async def test_a_huge_change_set_is_listed_in_part_and_decided_whole(
+    sandboxed_kernels, jp_fetch, jp_root_dir
+):
+    # Given a sandboxed kernel that created 1,005 files
+    kernel = await sandboxed_kernels()
+    await kernel.run(
+        "import os\nos.makedirs('many')\n"
+        "for i in range(1005):\n    open(f'many/{i:04}.txt', 'w').write(str(i))"
+    )
+    # When the person lists the change sets
+    [listed] = await change_sets(jp_fetch)
+    # Then 1,000 files are listed, the rest counted, and the counts cover them all
+    assert len(listed["changes"]) == 1000
+    assert listed["changes_left_out"] == 5
+    assert listed["counts"] == {"created": 1005}
+    # And applying the change set applies every file of it
+    await asyncio.sleep(1.1)
+    status, _, answer = await decide(
+        jp_fetch, kernel.id, {"decision": "apply", "fingerprint": listed["fingerprint"]}
+    )
+    assert (status, len(answer["done"])) == (200, 1005)
+    assert len(list((Path(jp_root_dir) / "many").iterdir())) == 1005

@@ -26,6 +26,11 @@ from .command import KernelFolders
 from .decide import Decided, Decision, Outcome, decide, follow_person_edits, without_settled
 
 
+#: Files listed per change set; the counts cover them all, the rest are counted as left out
+#: (an agent's code can create a hundred thousand files, and the sidebar polls the list).
+MAX_LISTED_CHANGES = 1000
+
+
 @dataclass
 class _Shown:
     change_set: ChangeSet
@@ -90,7 +95,11 @@ class ChangeSets:
                     "kernel_id": kernel_id,
                     "fingerprint": fingerprint,
                     "counts": dict(change_set.counts),
-                    "changes": [_change_row(change) for change in change_set.changes],
+                    "changes": [
+                        _change_row(change)
+                        for change in change_set.changes[:MAX_LISTED_CHANGES]
+                    ],
+                    "changes_left_out": max(0, len(change_set.changes) - MAX_LISTED_CHANGES),
                     "decide_after_s": max(0.0, self._min_answer_s - (now - shown.first_shown)),
                     "expires_in_s": max(0.0, self._shown_for_s - (now - shown.first_shown)),
                 }

@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,16 +95,35 @@ class ChangeSet:
         return bool(self.changes)
 
 
+#: Digests already computed, by what identifies a file's content to the kernel: device,
+#: inode, size, and the modification and change times (the change time moves on every write
+#: and cannot be set by a process). A listing polled every few seconds then hashes only what
+#: changed. A stale entry can at most list old bytes: applying re-hashes what it copies, and a
+#: preview re-hashes what it shows, and both refuse bytes other than the listed ones.
+_DIGESTS: OrderedDict[tuple[int, int, int, int, int], str] = OrderedDict()
+_DIGESTS_KEPT = 200_000
+
+
 def file_state(path: Path) -> FileState:
     """The size, sha256 and permission bits of the regular file at ``path`` (not followed
     if it is a symbolic link: the caller checked it is a regular file)."""
+    info = path.lstat()
+    key = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    known = _DIGESTS.get(key)
+    if known is not None:
+        _DIGESTS.move_to_end(key)
+        return FileState(info.st_size, known, stat.S_IMODE(info.st_mode))
     digest = hashlib.sha256()
     size = 0
     with path.open("rb") as handle:
         while chunk := handle.read(_CHUNK):
             digest.update(chunk)
             size += len(chunk)
-    return FileState(size, digest.hexdigest(), stat.S_IMODE(path.lstat().st_mode))
+    if size == info.st_size:  # not written to while it was read
+        _DIGESTS[key] = digest.hexdigest()
+        if len(_DIGESTS) > _DIGESTS_KEPT:
+            _DIGESTS.popitem(last=False)
+    return FileState(size, digest.hexdigest(), stat.S_IMODE(info.st_mode))
 
 
 def is_whiteout(info: os.stat_result) -> bool:
