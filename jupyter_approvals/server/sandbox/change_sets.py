@@ -25,7 +25,6 @@ from .changes import ChangeSet, FileChange, compute_change_set
 from .command import KernelFolders
 from .decide import Decided, Decision, Outcome, decide, follow_person_edits, without_settled
 
-
 #: Files listed per change set; the counts cover them all, the rest are counted as left out
 #: (an agent's code can create a hundred thousand files, and the sidebar polls the list).
 MAX_LISTED_CHANGES = 1000
@@ -96,8 +95,7 @@ class ChangeSets:
                     "fingerprint": fingerprint,
                     "counts": dict(change_set.counts),
                     "changes": [
-                        _change_row(change)
-                        for change in change_set.changes[:MAX_LISTED_CHANGES]
+                        _change_row(change) for change in change_set.changes[:MAX_LISTED_CHANGES]
                     ],
                     "changes_left_out": max(0, len(change_set.changes) - MAX_LISTED_CHANGES),
                     "decide_after_s": max(0.0, self._min_answer_s - (now - shown.first_shown)),
