@@ -307,3 +307,21 @@ async def test_a_huge_change_set_is_listed_in_part_and_decided_whole(
     )
     assert (status, len(answer["done"])) == (200, 1005)
     assert len(list((Path(jp_root_dir) / "many").iterdir())) == 1005
+
+
+async def test_a_file_too_large_to_diff_is_shown_by_sizes_and_digests_unread(
+    sandboxed_kernels, jp_fetch, monkeypatch
+):
+    # Given a diff limit of 10 bytes (256 MiB in use), and a kernel that wrote 20 bytes
+    from jupyter_approvals.server.sandbox import change_sets as module
+
+    monkeypatch.setattr(module, "MAX_HELD_DIFF_BYTES", 10)
+    kernel = await sandboxed_kernels()
+    await kernel.run("open('big.bin', 'w').write('x' * 20)")
+    [listed] = await change_sets(jp_fetch)
+    # When the person opens its preview
+    status, _, shown = await preview_of(jp_fetch, kernel.id, "big.bin")
+    # Then it names its size and the listed digest, and says it was not diffed
+    assert status == 200
+    assert "Not diffed" in shown["preview"]
+    assert listed["changes"][0]["after"]["sha256"] in shown["preview"]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ...core import errors
-from ...previews.file_change import change_preview
+from ...previews.file_change import MAX_HELD_DIFF_BYTES, change_preview
 from ...previews.render_text import preview_of
 from ...previews.structured import StructuredPreview
 from ...previews.text import size_text
@@ -175,6 +175,24 @@ def file_preview(project: Path, upper: Path, change: FileChange) -> dict[str, An
     """The preview of one listed change, from the project's bytes and the overlay's: a line
     diff for text, sizes and digests otherwise. Refused when the overlay's file no longer has
     the listed bytes (the person would read other bytes than the fingerprint binds)."""
+    too_large = [s.size for s in (change.before, change.after) if s is not None]
+    if any(size > MAX_HELD_DIFF_BYTES for size in too_large):
+        # Never read whole into the server's memory: the listed sizes and digests are shown.
+        structured = StructuredPreview()
+        for label, state in (("before", change.before), ("after", change.after)):
+            if state is not None:
+                structured.facts([(f"size {label}", size_text(state.size))])
+                structured.facts([(f"sha256 {label}", state.sha256)])
+        structured.note(f"Not diffed: content over {size_text(MAX_HELD_DIFF_BYTES)}.")
+        summary = f"{change.kind.capitalize()} {change.path}"
+        preview = preview_of(structured)
+        return {
+            "path": change.path,
+            "kind": change.kind,
+            "summary": summary,
+            "preview": preview.text,
+            "structured": preview.structured,
+        }
     new = b""
     if change.after is not None:
         try:
