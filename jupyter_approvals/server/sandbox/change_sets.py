@@ -21,7 +21,7 @@ from ...previews.file_change import MAX_HELD_DIFF_BYTES, change_preview
 from ...previews.render_text import preview_of
 from ...previews.structured import StructuredPreview
 from ...previews.text import size_text
-from .changes import ChangeSet, FileChange, compute_change_set
+from .changes import ChangeSet, FileChange, FileState, compute_change_set
 from .command import KernelFolders
 from .decide import Decided, Decision, Outcome, decide, follow_person_edits, without_settled
 
@@ -175,8 +175,8 @@ def file_preview(project: Path, upper: Path, change: FileChange) -> dict[str, An
     """The preview of one listed change, from the project's bytes and the overlay's: a line
     diff for text, sizes and digests otherwise. Refused when the overlay's file no longer has
     the listed bytes (the person would read other bytes than the fingerprint binds)."""
-    too_large = [s.size for s in (change.before, change.after) if s is not None]
-    if any(size > MAX_HELD_DIFF_BYTES for size in too_large):
+    listed = [state.size for state in (change.before, change.after) if state is not None]
+    if any(size > MAX_HELD_DIFF_BYTES for size in listed):
         # Never read whole into the server's memory: the listed sizes and digests are shown.
         structured = StructuredPreview()
         for label, state in (("before", change.before), ("after", change.after)):
@@ -184,54 +184,28 @@ def file_preview(project: Path, upper: Path, change: FileChange) -> dict[str, An
                 structured.facts([(f"size {label}", size_text(state.size))])
                 structured.facts([(f"sha256 {label}", state.sha256)])
         structured.note(f"Not diffed: content over {size_text(MAX_HELD_DIFF_BYTES)}.")
-        summary = f"{change.kind.capitalize()} {change.path}"
-        preview = preview_of(structured)
-        return {
-            "path": change.path,
-            "kind": change.kind,
-            "summary": summary,
-            "preview": preview.text,
-            "structured": preview.structured,
-        }
-    new = b""
-    if change.after is not None:
-        try:
-            new = (upper / change.path).read_bytes()
-        except OSError:
-            new = b""
-        if hashlib.sha256(new).hexdigest() != change.after.sha256:
-            raise errors.ApprovalFingerprintMismatch(
-                f"{change.path} changed in the sandbox after it was listed: reload the list",
-                path=change.path,
-            )
-    source = change.detail if change.kind == "renamed" else change.path
-    old: bytes | None = None
-    if change.before is not None:
-        try:
-            old = (project / source).read_bytes()
-        except OSError:
-            old = None
-        if old is None or hashlib.sha256(old).hexdigest() != change.before.sha256:
-            raise errors.ApprovalFingerprintMismatch(
-                f"{source} changed in the project after it was listed: reload the list",
-                path=change.path,
-            )
-    if change.kind == "unsupported":
+        summary, preview = f"{change.kind.capitalize()} {change.path}", preview_of(structured)
+    elif change.kind == "unsupported":
         structured = StructuredPreview()
         structured.facts([("path:file", change.path), ("what", change.detail)])
         structured.note("Shown, never applied.")
         summary, preview = f"{change.path}: {change.detail}", preview_of(structured)
-    elif change.kind == "deleted":
-        structured = StructuredPreview()
-        size = len(old or b"")
-        structured.count("bytes before", size, "removed")
-        structured.facts([("path:file", change.path), ("change", "Delete")])
-        summary, preview = f"Delete {change.path} ({size_text(size)})", preview_of(structured)
     else:
-        facts = (("renamed from", change.detail),) if change.kind == "renamed" else ()
-        summary, preview = change_preview(
-            change.path, old, len(old or b""), new, where="project", facts=facts
-        )
+        source = change.detail if change.kind == "renamed" else change.path
+        old = _listed_bytes(project / source, change.before, change.path, "the project")
+        new = _listed_bytes(upper / change.path, change.after, change.path, "the sandbox")
+        if change.kind == "deleted":
+            structured = StructuredPreview()
+            size = len(old or b"")
+            structured.count("bytes before", size, "removed")
+            structured.facts([("path:file", change.path), ("change", "Delete")])
+            summary = f"Delete {change.path} ({size_text(size)})"
+            preview = preview_of(structured)
+        else:
+            facts = (("renamed from", change.detail),) if change.kind == "renamed" else ()
+            summary, preview = change_preview(
+                change.path, old, len(old or b""), new or b"", where="project", facts=facts
+            )
     return {
         "path": change.path,
         "kind": change.kind,
@@ -239,6 +213,25 @@ def file_preview(project: Path, upper: Path, change: FileChange) -> dict[str, An
         "preview": preview.text,
         "structured": preview.structured,
     }
+
+
+def _listed_bytes(path: Path, state: FileState | None, listed_as: str, where: str) -> bytes | None:
+    """The bytes at ``path`` if the change listed a file there (``state``), refused unless
+    they are the listed ones; None when the change listed none."""
+    if state is None:
+        return None
+    try:
+        content = path.read_bytes()
+    except OSError as missing:
+        raise errors.ApprovalFingerprintMismatch(
+            f"{listed_as} is no longer in {where} as listed: reload the list", path=listed_as
+        ) from missing
+    if hashlib.sha256(content).hexdigest() != state.sha256:
+        raise errors.ApprovalFingerprintMismatch(
+            f"{listed_as} changed in {where} after it was listed: reload the list",
+            path=listed_as,
+        )
+    return content
 
 
 def _change_row(change: Any) -> dict[str, Any]:

@@ -169,17 +169,23 @@ class SandboxProvisioner(LocalProvisioner):
 def sandboxed_kernels(kernel_manager: Any) -> Iterator[tuple[str, KernelFolders]]:
     """The running kernels of ``kernel_manager`` that run in a sandbox, with their folders."""
     for kernel_id in list(kernel_manager.list_kernel_ids()):
-        try:
-            provisioner = getattr(kernel_manager.get_kernel(kernel_id), "provisioner", None)
-        except KeyError:
-            continue
-        if isinstance(provisioner, SandboxProvisioner) and provisioner.folders is not None:
-            yield kernel_id, provisioner.folders
+        folders = _sandbox_folders(kernel_manager, kernel_id)
+        if folders is not None:
+            yield kernel_id, folders
 
 
 def is_sandboxed(kernel_manager: Any, kernel_id: str) -> bool:
-    """Whether kernel ``kernel_id`` of ``kernel_manager`` runs in a sandbox now."""
-    return any(kernel_id == running for running, _folders in sandboxed_kernels(kernel_manager))
+    """Whether kernel ``kernel_id`` of ``kernel_manager`` runs in a sandbox now (asked for every
+    execute an agent sends: one lookup, not a walk over the kernels)."""
+    return _sandbox_folders(kernel_manager, kernel_id) is not None
+
+
+def _sandbox_folders(kernel_manager: Any, kernel_id: str) -> KernelFolders | None:
+    try:
+        provisioner = getattr(kernel_manager.get_kernel(kernel_id), "provisioner", None)
+    except KeyError:
+        return None
+    return provisioner.folders if isinstance(provisioner, SandboxProvisioner) else None
 
 
 def sandbox_available(kernel_spec_manager: Any, configured_bwrap: str) -> bool:
