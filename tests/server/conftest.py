@@ -46,6 +46,14 @@ def _state_dir(tmp_path: Path, monkeypatch) -> Path:
     return state
 
 
+def printed(result: dict) -> str:
+    """The text a cell printed (``Kernel.run``'s result), once it ran without error."""
+    assert result["status"] == "ok", result
+    return "".join(
+        m["content"].get("text", "") for m in result["outputs"] if m["msg_type"] == "stream"
+    )
+
+
 class Kernel:
     """A kernel started by the server, with a client to run cells in it (as an agent would)."""
 

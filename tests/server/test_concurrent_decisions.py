@@ -8,6 +8,7 @@ import json
 from collections import Counter
 
 from tests.kernel.helpers import HUMAN_PAUSE_S
+from tests.server.conftest import printed
 from tests.server.test_rest import post_decision
 
 KERNELS = 8
@@ -36,13 +37,6 @@ def ask(numbers):
             found.append("rejected")
     print(json.dumps(found))
 """
-
-
-def printed(result: dict) -> str:
-    assert result["status"] == "ok", result
-    return "".join(
-        m["content"].get("text", "") for m in result["outputs"] if m["msg_type"] == "stream"
-    )
 
 
 async def test_eight_kernels_decided_concurrently_run_each_approved_call_once(

@@ -11,15 +11,9 @@ from traitlets.config import Config
 
 from jupyter_approvals.server.sandbox.settings import SANDBOX_SETTING
 
+from .conftest import printed
+
 pytestmark = pytest.mark.timeout(120)
-
-
-def printed(result: dict) -> str:
-    """The text a cell printed."""
-    assert result["status"] == "ok", result
-    return "".join(
-        m["content"].get("text", "") for m in result["outputs"] if m["msg_type"] == "stream"
-    )
 
 
 async def test_a_write_lands_in_the_overlay_and_the_project_stays_as_it_was(

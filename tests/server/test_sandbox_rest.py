@@ -11,7 +11,7 @@ import pytest
 
 from ..conftest import journal_lines
 from .agent_client import APPROVALS_API, add_agent, call
-from .test_sandbox_kernel import printed
+from .conftest import printed
 
 pytestmark = pytest.mark.timeout(120)
 

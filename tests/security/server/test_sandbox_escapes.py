@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.server.test_sandbox_kernel import printed
+from tests.server.conftest import printed
 
 pytestmark = pytest.mark.timeout(180)
 
