@@ -28,6 +28,7 @@ from ..core.agents import AgentRegistry, registry_path
 from ..core.project import journal_location
 from .api import API_PREFIX
 from .gate.agent_gate import AgentGate
+from .gate.change_notices import ChangeNotices
 from .gate.contents import ContentsHold
 from .gate.hold import AgentHold
 from .gate.identity import (
@@ -58,11 +59,13 @@ from .rest.journal_handler import JournalHandler
 from .rest.parts import RestParts
 from .rest.pending_rows import PendingRows
 from .rest.refusals import RestRefusals
+from .sandbox.cell_changes import CellChanges
 from .sandbox.change_sets import ChangeSets
 from .sandbox.provisioner import (
     SANDBOXED_KERNEL_NAME,
     is_sandboxed,
     sandbox_available,
+    sandbox_folders,
     sandboxed_kernels,
 )
 from .sandbox.settings import SANDBOX_SETTING, sandbox_settings
@@ -207,6 +210,9 @@ class ApprovalsServer(ExtensionApp):
             )
         journals = ServerJournals(lambda: state_dir, root)
         hold = AgentHold(limits, journals)
+        cell_changes = CellChanges(
+            lambda kernel_id: sandbox_folders(serverapp.kernel_manager, kernel_id)
+        )
         gate = AgentGate(
             AgentRegistry(registry_path(state_dir)),
             hold,
@@ -217,6 +223,10 @@ class ApprovalsServer(ExtensionApp):
             log=self.log,
             limits=AgentLimits(self.agent_max_body_bytes, self.agent_requests_per_minute),
             is_sandboxed=lambda kernel_id: is_sandboxed(serverapp.kernel_manager, kernel_id),
+            change_notices=ChangeNotices(
+                cell_changes,
+                lambda kernel_id: is_sandboxed(serverapp.kernel_manager, kernel_id),
+            ),
         )
         if self.agent_code == "sandbox":
             sandbox_agents_kernels(
@@ -240,6 +250,7 @@ class ApprovalsServer(ExtensionApp):
                 lambda: sandboxed_kernels(serverapp.kernel_manager),
                 shown_for_s=limits.request_timeout_s,
                 min_answer_s=limits.min_answer_s,
+                upper_written=cell_changes.look_again,
             ),
             journals=journals,
         )

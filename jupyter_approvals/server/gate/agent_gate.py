@@ -25,6 +25,7 @@ from ...core.agents import AgentRegistry
 from ..mirror import sessions
 from . import admission, routes
 from . import jupyter_server_seam as seam
+from .change_notices import ChangeNotices
 from .hold import AgentHold
 from .identity import refuse
 from .kernel_screen import KernelScreen
@@ -48,6 +49,7 @@ class AgentGate:
         log: logging.Logger | logging.LoggerAdapter[Any],
         limits: AgentLimits | None = None,
         is_sandboxed: Callable[[str], bool] = lambda _kernel: False,
+        change_notices: ChangeNotices | None = None,
     ) -> None:
         self.registry = registry
         self.hold = hold
@@ -71,7 +73,9 @@ class AgentGate:
             agents_sessions=lambda: self.sessions_started.keys(),
             limits=self.limits,
             is_sandboxed=is_sandboxed,
+            notices=change_notices,
         )
+        self.change_notices = change_notices
         #: What every agent request passes, in order (:mod:`.admission`).
         self.admission_steps: tuple[admission.Step, ...] = (
             admission.route_step,
@@ -245,7 +249,10 @@ class AgentGate:
         return self.kernel_screen.screen(connection, raw)
 
     def screen_outgoing(self, connection: Any, stream: Any, msg_list: Any) -> None:
-        """See a kernel's message to a client (replies to approved held code)."""
+        """See a kernel's message to a client (replies to approved held code; the end of an
+        execution in a sandboxed kernel)."""
+        if self.change_notices is not None:
+            self.change_notices.outgoing(connection, stream, msg_list)
         self.kernel_screen.outgoing(connection, stream, msg_list)
 
     def connection_closed(self, connection: Any) -> None:

@@ -21,6 +21,7 @@ from ...core.agents import AgentRegistry
 from ...core.model import Lease
 from ..mirror import sessions
 from .approved_outputs import OUTPUT_TYPES, ApprovedOutputs
+from .change_notices import ChangeNotices
 from .held_code import pending_text, refusal_text
 from .hold import AgentHold
 from .identity import AgentUser, display_name_of, is_agent, username_of
@@ -64,6 +65,7 @@ class KernelScreen:
         agents_sessions: Callable[[], Collection[str]] = frozenset,
         limits: AgentLimits | None = None,
         is_sandboxed: Callable[[str], bool] = lambda _kernel: False,
+        notices: ChangeNotices | None = None,
     ) -> None:
         if policy not in POLICIES:
             raise ValueError(f"unknown agent code policy {policy!r}")
@@ -76,6 +78,7 @@ class KernelScreen:
         self._agents_sessions = agents_sessions
         self._limits = limits
         self._is_sandboxed = is_sandboxed
+        self._notices = notices
         #: Approved held code forwarded and not yet answered: (connection id, msg_id) ->
         #: (connection, lease).
         self._awaiting: dict[tuple[int, str], tuple[Any, Lease]] = {}
@@ -94,6 +97,8 @@ class KernelScreen:
                 self.log.warning("jupyter-approvals dropped a malformed frame from an agent")
                 return None
             return raw  # the server's own handling reports it, as without the gate
+        if self._notices is not None:
+            self._notices.incoming(connection, message)
         if not isinstance(user, AgentUser):
             if message.msg_type in STAMPED_TYPES:
                 return message.stamped(

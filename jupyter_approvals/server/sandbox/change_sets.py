@@ -52,8 +52,10 @@ class ChangeSets:
         shown_for_s: float,
         min_answer_s: float,
         clock: Callable[[], float] = time.monotonic,
+        upper_written: Callable[[str], None] = lambda _kernel: None,
     ) -> None:
         self.project = project
+        self._upper_written = upper_written
         self._kernels = kernels
         self._shown_for_s = shown_for_s
         self._min_answer_s = min_answer_s
@@ -63,7 +65,8 @@ class ChangeSets:
     def _current(self, kernel_id: str, folders: KernelFolders) -> ChangeSet:
         decided = Decided(folders.decided)
         raw = compute_change_set(self.project, folders.upper)
-        follow_person_edits(self.project, folders.upper, raw, decided)
+        if follow_person_edits(self.project, folders.upper, raw, decided):
+            self._upper_written(kernel_id)
         return without_settled(raw, decided)
 
     def _entries(self) -> Iterator[tuple[str, _KernelChanges]]:
@@ -152,6 +155,8 @@ class ChangeSets:
             decision,
             Decided(entry.folders.decided),
         )
+        # No execution of the kernel's made what the decision removed or wrote.
+        self._upper_written(kernel_id)
         return change_set, outcome
 
     def preview(self, kernel_id: str, path: str) -> dict[str, Any]:

@@ -101,12 +101,16 @@ class Decided:
 
 def follow_person_edits(
     project: Path, upper: Path, change_set: ChangeSet, decided: Decided
-) -> None:
+) -> bool:
     """Where a person edited a project file that the kernel's overlay holds a decided copy of
-    (an applied file), give that copy the person's bytes in place: the kernel sees the edit."""
+    (an applied file), give that copy the person's bytes in place: the kernel sees the edit.
+    Returns whether it wrote any."""
+    wrote = False
     for change in change_set.changes:
         if change.kind == "modified" and decided.settled(change):
             _overwrite_in_place(project / change.path, upper / change.path)
+            wrote = True
+    return wrote
 
 
 def without_settled(change_set: ChangeSet, decided: Decided) -> ChangeSet:

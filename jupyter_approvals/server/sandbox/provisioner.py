@@ -169,7 +169,7 @@ class SandboxProvisioner(LocalProvisioner):
 def sandboxed_kernels(kernel_manager: Any) -> Iterator[tuple[str, KernelFolders]]:
     """The running kernels of ``kernel_manager`` that run in a sandbox, with their folders."""
     for kernel_id in list(kernel_manager.list_kernel_ids()):
-        folders = _sandbox_folders(kernel_manager, kernel_id)
+        folders = sandbox_folders(kernel_manager, kernel_id)
         if folders is not None:
             yield kernel_id, folders
 
@@ -177,10 +177,11 @@ def sandboxed_kernels(kernel_manager: Any) -> Iterator[tuple[str, KernelFolders]
 def is_sandboxed(kernel_manager: Any, kernel_id: str) -> bool:
     """Whether kernel ``kernel_id`` of ``kernel_manager`` runs in a sandbox now (asked for every
     execute an agent sends: one lookup, not a walk over the kernels)."""
-    return _sandbox_folders(kernel_manager, kernel_id) is not None
+    return sandbox_folders(kernel_manager, kernel_id) is not None
 
 
-def _sandbox_folders(kernel_manager: Any, kernel_id: str) -> KernelFolders | None:
+def sandbox_folders(kernel_manager: Any, kernel_id: str) -> KernelFolders | None:
+    """The folders of kernel ``kernel_id`` if it runs in a sandbox now (else None)."""
     try:
         provisioner = getattr(kernel_manager.get_kernel(kernel_id), "provisioner", None)
     except KeyError:
