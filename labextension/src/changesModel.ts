@@ -23,7 +23,12 @@ export class ChangeSetsModel extends PolledModel<IChangeSet[]> {
     return this._changeSets;
   }
 
-  /** Emitted when an answer differs from the change sets held. */
+  /** Whether the server answered at least once (an empty list then means there are none). */
+  get loaded(): boolean {
+    return this._loaded;
+  }
+
+  /** Emitted when an answer differs from the change sets held, and on the first answer. */
   get changed(): ISignal<this, readonly IChangeSet[]> {
     return this._changed;
   }
@@ -57,7 +62,12 @@ export class ChangeSetsModel extends PolledModel<IChangeSet[]> {
   protected onTick(state: PollState<IChangeSet[]>): void {
     if (state.phase === 'resolved' || state.phase === 'reconnected') {
       const changeSets = state.payload as IChangeSet[];
-      if (JSON.stringify(changeSets.map(keyOf)) !== JSON.stringify(this._changeSets.map(keyOf))) {
+      const first = !this._loaded;
+      this._loaded = true;
+      if (
+        first ||
+        JSON.stringify(changeSets.map(keyOf)) !== JSON.stringify(this._changeSets.map(keyOf))
+      ) {
         this._changeSets = changeSets;
         this._changed.emit(changeSets);
       }
@@ -66,6 +76,7 @@ export class ChangeSetsModel extends PolledModel<IChangeSet[]> {
 
   private _settings: ServerConnection.ISettings | undefined;
   private _changeSets: IChangeSet[] = [];
+  private _loaded = false;
   private _changed = new Signal<this, readonly IChangeSet[]>(this);
 }
 

@@ -58,40 +58,33 @@ function sizeOf(change: IFileChange): string {
   return size === undefined ? '' : `${size.toLocaleString()} bytes`;
 }
 
-export class ChangesView extends Widget {
-  constructor(model: ChangeSetsModel) {
-    super();
-    this._model = model;
-    this.addClass('jpa-Changes');
-    this.node.dataset.testid = 'jpa-changes';
-    model.changed.connect(this._render, this);
-    this._render();
+/**
+ * One change set as the server listed it: its counts, each file (with its diff on "show"),
+ * its fingerprint, and Apply all / Discard all, enabled once the reading floor has passed.
+ * Used by the sidebar and by the card under a cell.
+ */
+export class ChangeSetSection {
+  constructor(options: ChangeSetSection.IOptions) {
+    this._model = options.model;
+    this.node = this._render(options);
   }
 
+  /** The section's element. */
+  readonly node: HTMLElement;
+
+  /** Stop the section's timers (it is no longer shown). */
   dispose(): void {
-    this._clearTimers();
-    super.dispose();
+    this._timers.forEach(timer => window.clearTimeout(timer));
+    this._timers = [];
   }
 
-  private _render(): void {
-    this._clearTimers();
-    const sets = this._model.changeSets;
-    this.node.replaceChildren(this._note, ...sets.map(changeSet => this._renderSet(changeSet)));
-    this.node.classList.toggle('jpa-mod-empty', sets.length === 0 && !this._note.textContent);
-  }
-
-  /** Keep what the last decision did in view: its change set leaves the list at once. */
-  private _tell(text: string): void {
-    this._note.textContent = text;
-    this.node.classList.remove('jpa-mod-empty');
-  }
-
-  private _renderSet(changeSet: IChangeSet): HTMLElement {
+  private _render(options: ChangeSetSection.IOptions): HTMLElement {
+    const { changeSet, title, highlighted } = options;
     const section = el('section', 'jpa-Changes-set', { testid: 'jpa-changes-set' });
     section.dataset.kernelId = changeSet.kernel_id;
     section.append(
       el('div', 'jpa-Changes-title', {
-        text: `Changes from sandboxed kernel ${changeSet.kernel_id.slice(0, 8)}`
+        text: title ?? `Changes from sandboxed kernel ${changeSet.kernel_id.slice(0, 8)}`
       }),
       el('div', 'jpa-Changes-counts', {
         text: countsLine(changeSet),
@@ -103,6 +96,10 @@ export class ChangesView extends Widget {
       const item = el('li', `jpa-Changes-file jpa-mod-${change.kind}`, {
         testid: 'jpa-changes-file'
       });
+      if (highlighted?.has(change.path) || highlighted?.has(change.detail)) {
+        item.classList.add('jpa-mod-thisCell');
+        item.title = 'Changed by this cell';
+      }
       const name =
         change.kind === 'renamed'
           ? `${visibleName(change.detail)} → ${visibleName(change.path)}`
@@ -176,7 +173,7 @@ export class ChangesView extends Widget {
               ? `; refused: ${refused.map(([path, code]) => `${visibleName(path)} (${code})`).join(', ')}`
               : '');
           result.textContent = text;
-          this._tell(`Sandboxed kernel ${changeSet.kernel_id.slice(0, 8)}: ${text}`);
+          options.decided?.(`Sandboxed kernel ${changeSet.kernel_id.slice(0, 8)}: ${text}`);
         })
         .catch((error: Error) => {
           result.textContent = error.message;
@@ -223,12 +220,66 @@ export class ChangesView extends Widget {
       });
   }
 
-  private _clearTimers(): void {
-    this._timers.forEach(timer => window.clearTimeout(timer));
-    this._timers = [];
+  private _model: ChangeSetsModel;
+  private _timers: number[] = [];
+}
+
+export namespace ChangeSetSection {
+  export interface IOptions {
+    model: ChangeSetsModel;
+    changeSet: IChangeSet;
+    /** The section's title (default: the kernel's short id). */
+    title?: string;
+    /** Paths to mark as changed by the cell the section is shown under. */
+    highlighted?: ReadonlySet<string>;
+    /** Told what a decision did, in one line. */
+    decided?: (text: string) => void;
+  }
+}
+
+/** The Pending tab's change sets: one section per sandboxed kernel with changes. */
+export class ChangesView extends Widget {
+  constructor(model: ChangeSetsModel) {
+    super();
+    this._model = model;
+    this.addClass('jpa-Changes');
+    this.node.dataset.testid = 'jpa-changes';
+    model.changed.connect(this._render, this);
+    this._render();
+  }
+
+  dispose(): void {
+    this._clearSections();
+    super.dispose();
+  }
+
+  private _render(): void {
+    this._clearSections();
+    const sets = this._model.changeSets;
+    this._sections = sets.map(
+      changeSet =>
+        new ChangeSetSection({
+          model: this._model,
+          changeSet,
+          decided: text => this._tell(text)
+        })
+    );
+    this.node.replaceChildren(this._note, ...this._sections.map(section => section.node));
+    this.node.classList.toggle('jpa-mod-empty', sets.length === 0 && !this._note.textContent);
+  }
+
+  /** Keep what the last decision did in view: its change set leaves the list at once. */
+  private _tell(text: string): void {
+    this._note.textContent = text;
+    this.node.classList.remove('jpa-mod-empty');
+  }
+
+  private _clearSections(): void {
+    this._sections.forEach(section => section.dispose());
+    this._sections = [];
   }
 
   private _model: ChangeSetsModel;
-  private _timers: number[] = [];
+  private _sections: ChangeSetSection[] = [];
   private _note = el('div', 'jpa-Changes-note', { testid: 'jpa-changes-note' });
 }

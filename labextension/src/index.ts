@@ -5,8 +5,10 @@ import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyte
 import { ICommandPalette, Notification } from '@jupyterlab/apputils';
 import { IDocumentManager } from '@jupyterlab/docmanager';
 import { INotebookTracker } from '@jupyterlab/notebook';
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 
 import { markAgentCells } from './agentCells';
+import { changesCardFactory } from './changesCard';
 import { ChangeSetsModel } from './changesModel';
 import { shieldIcon } from './icon';
 import { ApprovalsModel } from './model';
@@ -29,16 +31,27 @@ const plugin: JupyterFrontEndPlugin<IApprovalsModel> = {
   description: 'Pending approval requests of the running kernels, to approve or reject.',
   autoStart: true,
   provides: IApprovalsModel,
-  optional: [IDocumentManager, INotebookTracker, ILayoutRestorer, ICommandPalette],
+  optional: [
+    IDocumentManager,
+    INotebookTracker,
+    ILayoutRestorer,
+    ICommandPalette,
+    IRenderMimeRegistry
+  ],
   activate: (
     app: JupyterFrontEnd,
     docManager: IDocumentManager | null,
     tracker: INotebookTracker | null,
     restorer: ILayoutRestorer | null,
-    palette: ICommandPalette | null
+    palette: ICommandPalette | null,
+    rendermime: IRenderMimeRegistry | null
   ): IApprovalsModel => {
     const serverSettings = app.serviceManager.serverSettings;
     const model = new ApprovalsModel({ serverSettings });
+    const changeSets = new ChangeSetsModel({ serverSettings });
+    // The card under a cell that changed files in its sandboxed kernel: notebooks take their
+    // renderers from this registry when they open, after the plugins activated.
+    rendermime?.addFactory(changesCardFactory(changeSets));
     if (tracker) {
       markAgentCells(tracker);
     }
@@ -103,7 +116,6 @@ const plugin: JupyterFrontEndPlugin<IApprovalsModel> = {
       const current = tracker?.currentWidget?.context.path;
       return [...(current ? [current] : []), ...open, ...asked];
     };
-    const changeSets = new ChangeSetsModel({ serverSettings });
     const panel = new ApprovalsPanel({
       model,
       handlers,

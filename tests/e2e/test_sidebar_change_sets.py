@@ -1,5 +1,6 @@
-"""A sandboxed kernel's change set in the sidebar: a person reads it and applies or discards it
-in headless Chromium; the files are (or are not) in the project afterwards."""
+"""A sandboxed kernel's change set in the sidebar and in the card under the cell that made it:
+a person reads it and applies or discards it in headless Chromium; the files are (or are not)
+in the project afterwards."""
 
 from __future__ import annotations
 
@@ -9,13 +10,14 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import nbformat
 import pytest
 from jupyter_client.session import Session
 from playwright.sync_api import Page, expect
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
 
-from tests.e2e.lab import LabServer, Sidebar
+from tests.e2e.lab import LabServer, NotebookPage, Sidebar
 
 pytestmark = [pytest.mark.e2e, pytest.mark.sidebar]
 
@@ -126,3 +128,41 @@ def test_a_person_discards_a_sandboxed_kernels_changes_in_the_sidebar(
     expect(page.locator('[data-testid="jpa-changes-set"]')).to_have_count(0)
     assert (project / "sales.csv").read_text() == "id,total\n1,10\n"
     assert not (project / "report.md").exists()
+
+
+def test_a_person_applies_from_the_card_under_the_cell_that_changed_files(
+    lab_server: LabServer, page: Page, project: Path
+):
+    # Given a notebook on "Python 3 (sandboxed)", open in JupyterLab
+    notebook = project / "analysis.ipynb"
+    document = nbformat.v4.new_notebook()
+    document.metadata["kernelspec"] = {
+        "name": "python3-sandboxed",
+        "display_name": "Python 3 (sandboxed)",
+        "language": "python",
+    }
+    document.cells.append(nbformat.v4.new_code_cell("x = 1"))
+    nbformat.write(document, notebook)
+    opened = NotebookPage.open(page, lab_server, notebook)
+    # When the person runs a cell that only reads, and one that writes a file
+    reading = opened.run_new_cell("print(open('analysis.ipynb').read()[:1])")
+    writing = opened.run_new_cell("open('summary.txt', 'w').write('total 12\\n')")
+    # Then the writing cell, and only it, gets the card, with the server's change set
+    card = opened.cell(writing).locator('[data-testid="jpa-changes-card"]')
+    expect(card.locator('[data-testid="jpa-changes-card-header"]')).to_have_text(
+        "Sandboxed: this cell changed 1 file in its sandbox, not in the project."
+    )
+    expect(opened.cell(reading).locator('[data-testid="jpa-changes-card"]')).to_have_count(0)
+    row = card.locator('[data-testid="jpa-changes-file"]')
+    expect(row).to_contain_text(f"{project.name}/summary.txt")
+    assert not (project / "summary.txt").exists()
+    # When the person applies it from the card
+    apply = card.locator('[data-testid="jpa-changes-apply"]')
+    expect(apply).to_be_enabled()
+    apply.click()
+    # Then the file is in the project, and the card says nothing waits any more
+    expect(card.locator('[data-testid="jpa-changes-card-note"]')).to_contain_text("1 applied")
+    assert (project / "summary.txt").read_text() == "total 12\n"
+    expect(card.locator('[data-testid="jpa-changes-card-state"]')).to_contain_text(
+        "Nothing of it waits for a decision now"
+    )
