@@ -336,6 +336,23 @@ class ApprovalSandboxUnavailable(ApprovalUnavailable):
     code = "APPROVAL_SANDBOX_UNAVAILABLE"
 
 
+class ApprovalSandboxLimit(ApprovalRefused):
+    """A sandboxed kernel reached one of its sandbox's limits: its processes
+    (``sandbox_processes``), the largest file it may write, or what its staged changes may
+    hold in all (``sandbox_overlay_bytes``; the server then stops the kernel, and what it
+    staged waits for a person as it is)."""
+
+    code = "APPROVAL_SANDBOX_LIMIT"
+
+
+class ApprovalSandboxNoNetwork(ApprovalRefused):
+    """A protected operation that needs the network (an HTTP request, a git push, SQL on a
+    database server) was called in a sandboxed kernel, which has none: nothing ran. The
+    person runs it in a kernel of their own."""
+
+    code = "APPROVAL_SANDBOX_NO_NETWORK"
+
+
 class ApprovalChangeUnsupported(ApprovalRefused):
     """A sandboxed kernel's change that is shown but never applied: a symbolic link, a named
     pipe, a socket or a device it made in the project."""

@@ -47,7 +47,12 @@ JOURNAL_EVENTS: Final = frozenset(
         "lost",
         "agent_paused",
         "agent_resumed",
+        "staged",
     }
 )
 #: Journal events that record a person's decision, and so who made it.
 DECISION_EVENTS: Final = frozenset({"approved", "rejected", "auto_answered"})
+
+#: The environment variable a sandboxed kernel's provisioner sets, naming the kernel; the
+#: kernel library reads it (with the overlay and the network it sees) to know it is sandboxed.
+SANDBOX_ENVIRONMENT: Final = "JUPYTER_APPROVALS_SANDBOX"

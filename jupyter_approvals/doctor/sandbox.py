@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..core.bubblewrap import BubblewrapMissing, find_bubblewrap, sandbox_problems
+from ..core.pids_cgroup import needs_pids_cgroup, own_pids_cgroup
 from .report import Check
 
 _FALLBACK = "agents' code is held per cell instead (agent_code = 'sandbox' falls back to 'ask')"
@@ -34,9 +35,18 @@ def check_sandbox(configured_bwrap: str = "") -> Check:
             ),
             info=info,
         )
+    bounded = not needs_pids_cgroup() or own_pids_cgroup() is not None
+    info["processes_bounded"] = "yes" if bounded else "no"
     return Check(
         "sandbox",
         True,
-        f"bubblewrap {found.version_text} builds the sandbox here (user namespaces, overlayfs)",
+        f"bubblewrap {found.version_text} builds the sandbox here (user namespaces, overlayfs)"
+        + (
+            ""
+            if bounded
+            else "; a sandboxed kernel's processes are NOT bounded: Jupyter runs as root and "
+            "no pids cgroup (v1) can be made, so a fork bomb in it reaches the whole machine"
+        ),
+        fix=None if bounded else "run Jupyter as an ordinary user",
         info=info,
     )

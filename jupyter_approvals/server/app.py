@@ -61,14 +61,16 @@ from .rest.pending_rows import PendingRows
 from .rest.refusals import RestRefusals
 from .sandbox.cell_changes import CellChanges
 from .sandbox.change_sets import ChangeSets
+from .sandbox.overlay_bound import OverlayBound, stop_overgrown
 from .sandbox.provisioner import (
     SANDBOXED_KERNEL_NAME,
     is_sandboxed,
+    kernels_with_changes,
     sandbox_available,
     sandbox_folders,
     sandboxed_kernels,
 )
-from .sandbox.settings import SANDBOX_SETTING, sandbox_settings
+from .sandbox.settings import KERNELS_FOLDER, SANDBOX_SETTING, sandbox_settings
 
 API = API_PREFIX
 #: Every route of this extension: URL pattern (below the base URL) and handler; each handler
@@ -176,6 +178,26 @@ class ApprovalsServer(ExtensionApp):
         ),
     ).tag(config=True)
 
+    sandbox_processes = Int(
+        512,
+        help=(
+            "Most processes and threads a sandboxed kernel may run at once (a fork bomb stops "
+            "there: a new one fails with 'Resource temporarily unavailable'). Set with "
+            "RLIMIT_NPROC; for a server run as root, with a pids cgroup where one can be made "
+            "(jupyter approvals doctor says whether)."
+        ),
+    ).tag(config=True)
+
+    sandbox_overlay_bytes = Int(
+        4 << 30,
+        help=(
+            "Most bytes a sandboxed kernel's staged changes (its overlay's upper folder, on the "
+            "state folder's disk) may hold, in bytes. No single file may grow past it ('File "
+            "too large'); when all of them together pass it, the server stops the kernel "
+            "(APPROVAL_SANDBOX_LIMIT) and its change set waits for a person as it is."
+        ),
+    ).tag(config=True)
+
     #: What the handlers share, made when the extension loads.
     parts: RestParts
 
@@ -247,7 +269,7 @@ class ApprovalsServer(ExtensionApp):
             serverapp=serverapp,
             change_sets=ChangeSets(
                 root,
-                lambda: sandboxed_kernels(serverapp.kernel_manager),
+                lambda: kernels_with_changes(serverapp.kernel_manager, state_dir / KERNELS_FOLDER),
                 shown_for_s=limits.request_timeout_s,
                 min_answer_s=limits.min_answer_s,
                 upper_written=cell_changes.look_again,
@@ -270,6 +292,13 @@ class ApprovalsServer(ExtensionApp):
             self._sandbox_hidden(state_dir),
             self.sandbox_home_bytes,
             self.sandbox_tmp_bytes,
+            processes=self.sandbox_processes,
+            overlay_bytes=self.sandbox_overlay_bytes,
+        )
+        self._overlay_bound = OverlayBound(
+            lambda: sandboxed_kernels(serverapp.kernel_manager),
+            self.sandbox_overlay_bytes,
+            stop_overgrown(serverapp.kernel_manager, journals.append, self.log),
         )
         # These settings are copied over the web app's when this method returns.
         self.keep_gate_in_force(self.settings)
@@ -319,6 +348,7 @@ class ApprovalsServer(ExtensionApp):
         links = self.parts.links
         links.sync()
         links.refresh_soon()
+        self._overlay_bound.sweep()
         for agent in self.parts.gate.sweep():  # paused from the CLI
             task = asyncio.ensure_future(reject_in_kernels(links, agent, None, channel="server"))
             self._pausing.add(task)

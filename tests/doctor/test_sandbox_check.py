@@ -61,3 +61,16 @@ def test_a_bubblewrap_that_cannot_build_the_sandbox_fails_with_its_error(tmp_pat
     assert not check.ok
     assert "No permissions to create new namespace" in check.detail
     assert "user namespaces" in check.detail
+
+
+def test_unbounded_processes_are_said_plainly(monkeypatch):
+    # Given Jupyter running as root where no pids cgroup can be made (RLIMIT_NPROC does not
+    # bound root's processes); this machine has one, so its absence is what is stood in for
+    monkeypatch.setattr("jupyter_approvals.doctor.sandbox.needs_pids_cgroup", lambda: True)
+    monkeypatch.setattr("jupyter_approvals.doctor.sandbox.own_pids_cgroup", lambda: None)
+    # When the doctor checks the sandbox
+    check = check_sandbox()
+    # Then it says the processes are not bounded, and what to do
+    assert check.info["processes_bounded"] == "no"
+    assert "processes are NOT bounded" in check.detail
+    assert check.fix == "run Jupyter as an ordinary user"

@@ -25,6 +25,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...core.protocol import SANDBOX_ENVIRONMENT
+
 #: Folders of the system bound read-only when they exist (a symlink is recreated as one).
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 #: Environment variables a sandboxed kernel keeps from the server's (and its kernelspec's):
@@ -45,10 +47,9 @@ KEPT_ENVIRONMENT = frozenset(
         "KERNEL_LAUNCH_TIMEOUT",
     }
 )
-#: The IPython startup file every sandboxed kernel runs (a clear error for network calls).
-NETWORK_OFF = Path(__file__).parent / "startup" / "00-jupyter-approvals-network-off.py"
-#: The environment variable that tells the kernel (and its approval cards) it is sandboxed.
-SANDBOX_ENVIRONMENT = "JUPYTER_APPROVALS_SANDBOX"
+#: The IPython startup files every sandboxed kernel runs: a clear error for network calls,
+#: and for the sandbox's limits.
+STARTUP_FILES = tuple(sorted((Path(__file__).parent / "startup").glob("*.py")))
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,49 @@ class SandboxPlan:
     tmp_bytes: int
     masked: tuple[Path, ...] = ()
     home: Path = Path("/home/sandbox")
+    #: The limits set on the kernel's processes (:func:`limited_argv`); None: none set.
+    limits: ProcessLimits | None = None
+
+
+@dataclass(frozen=True)
+class ProcessLimits:
+    """Resource limits of a sandboxed kernel's processes, set inside the sandbox before the
+    kernel starts (so they count the sandbox's own processes only)."""
+
+    #: The interpreter that sets them and then runs the kernel (readable in the sandbox).
+    python: str
+    #: Most processes and threads at once (``RLIMIT_NPROC``; not enforced for root, whose
+    #: kernels get a pids cgroup instead where one can be made: :mod:`.pids_cgroup`).
+    processes: int
+    #: Largest file the kernel may write (``RLIMIT_FSIZE``): the overlay's bound.
+    file_bytes: int
+
+
+#: Sets the limits of argv[1:3], then becomes argv[3:]. Run with -S -I: nothing of the
+#: project or the environment is imported before the limits hold.
+_LIMITS_CODE = (
+    "import os, resource, sys\n"
+    "processes, file_bytes = int(sys.argv[1]), int(sys.argv[2])\n"
+    "resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))\n"
+    "resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))\n"
+    "os.execvp(sys.argv[3], sys.argv[3:])\n"
+)
+
+
+def limited_argv(limits: ProcessLimits | None, kernel_argv: Sequence[str]) -> list[str]:
+    """``kernel_argv`` started under ``limits`` (unchanged without)."""
+    if limits is None:
+        return list(kernel_argv)
+    return [
+        limits.python,
+        "-S",
+        "-I",
+        "-c",
+        _LIMITS_CODE,
+        str(limits.processes),
+        str(limits.file_bytes),
+        *kernel_argv,
+    ]
 
 
 def python_paths(prefixes: Iterable[str], search_path: Iterable[str]) -> list[Path]:
@@ -215,9 +259,11 @@ def bwrap_argv(plan: SandboxPlan, kernel_argv: Sequence[str]) -> list[str]:
     for path in plan.readable:
         argv += ["--ro-bind", str(path), str(path)]
     argv += ["--size", str(plan.home_bytes), "--tmpfs", str(plan.home)]
-    # IPython runs it at start: a failed connection then says the network is off, and why.
-    startup = plan.home / ".ipython" / "profile_default" / "startup" / NETWORK_OFF.name
-    argv += ["--ro-bind", str(NETWORK_OFF), str(startup)]
+    # IPython runs them at start: a failed connection then says the network is off, and a
+    # limit reached says which.
+    startup = plan.home / ".ipython" / "profile_default" / "startup"
+    for explaining in STARTUP_FILES:
+        argv += ["--ro-bind", str(explaining), str(startup / explaining.name)]
     project = str(plan.project)
     argv += ["--overlay-src", project]
     argv += ["--overlay", str(plan.folders.upper), str(plan.folders.work), project]
@@ -234,4 +280,4 @@ def bwrap_argv(plan: SandboxPlan, kernel_argv: Sequence[str]) -> list[str]:
     # writable but the project overlay, HOME, /tmp and the kernel's own two folders.
     argv += ["--remount-ro", "/"]
     argv += ["--chdir", str(plan.cwd)]
-    return [*argv, "--", *kernel_argv]
+    return [*argv, "--", *limited_argv(plan.limits, kernel_argv)]

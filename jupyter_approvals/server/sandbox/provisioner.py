@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,10 +26,12 @@ from jupyter_client.provisioning.local_provisioner import LocalProvisioner
 from tornado import web
 
 from ...core import errors
+from ...core.pids_cgroup import entering, make_pids_cgroup, needs_pids_cgroup, remove_pids_cgroup
 from ...core.project import STATE_DIR_ENV
 from .command import (
     SYSTEM_PATHS,
     KernelFolders,
+    ProcessLimits,
     SandboxPlan,
     bwrap_argv,
     masked_paths,
@@ -57,6 +60,8 @@ class SandboxProvisioner(LocalProvisioner):
     """Launches the kernel under bubblewrap, with the project as a copy-on-write overlay."""
 
     folders: KernelFolders | None = None
+    #: The kernel's pids cgroup, where the server runs as root (:mod:`...core.pids_cgroup`).
+    pids_cgroup: Path | None = None
 
     def _settings(self) -> SandboxSettings:
         try:
@@ -148,14 +153,18 @@ class SandboxProvisioner(LocalProvisioner):
                 settings.hidden,
                 settings.home,
             ),
+            limits=ProcessLimits(sys.executable, settings.processes, settings.overlay_bytes),
         )
+        if needs_pids_cgroup() and self.pids_cgroup is None:
+            self.pids_cgroup = make_pids_cgroup(f"jpa-{self.kernel_id}", settings.processes)
         environment = sandbox_environment(dict(kwargs.get("env") or {}), plan.home, self.kernel_id)
         # The kernel's own journal (its cards' record) goes to a folder of its own; the
         # server keeps its own record of what a person decided about the kernel's changes.
         environment[STATE_DIR_ENV] = str(self.folders.state)
         kwargs["env"] = environment
         kwargs["cwd"] = str(project)
-        return await super().launch_kernel(bwrap_argv(plan, cmd), **kwargs)
+        argv = entering(self.pids_cgroup, bwrap_argv(plan, cmd))
+        return await super().launch_kernel(argv, **kwargs)
 
     async def cleanup(self, restart: bool = False) -> None:
         """Remove the kernel's sockets when it ends (a restart keeps them); the overlay's
@@ -164,6 +173,9 @@ class SandboxProvisioner(LocalProvisioner):
         if self.folders is not None and not restart:
             shutil.rmtree(self.folders.sockets, ignore_errors=True)
             shutil.rmtree(self.folders.work, ignore_errors=True)
+        if not restart:
+            remove_pids_cgroup(self.pids_cgroup)
+            self.pids_cgroup = None
 
 
 def sandboxed_kernels(kernel_manager: Any) -> Iterator[tuple[str, KernelFolders]]:
@@ -172,6 +184,30 @@ def sandboxed_kernels(kernel_manager: Any) -> Iterator[tuple[str, KernelFolders]
         folders = sandbox_folders(kernel_manager, kernel_id)
         if folders is not None:
             yield kernel_id, folders
+
+
+def kernels_with_changes(
+    kernel_manager: Any, kernels_root: Path
+) -> Iterator[tuple[str, KernelFolders]]:
+    """The running sandboxed kernels, then the kernels that ended (shut down, stopped at a
+    limit, or of an earlier server run) leaving staged changes: those wait for a person too."""
+    running = dict(sandboxed_kernels(kernel_manager))
+    yield from running.items()
+    try:
+        ended = sorted(kernels_root.iterdir())
+    except OSError:
+        return
+    for root in ended:
+        if root.name in running or not root.is_dir():
+            continue
+        folders = KernelFolders(root, sockets=root / "sockets-gone")
+        try:
+            with os.scandir(folders.upper) as entries:
+                staged = any(True for _ in entries)
+        except OSError:
+            continue
+        if staged:
+            yield root.name, folders
 
 
 def is_sandboxed(kernel_manager: Any, kernel_id: str) -> bool:
@@ -184,7 +220,7 @@ def sandbox_folders(kernel_manager: Any, kernel_id: str) -> KernelFolders | None
     """The folders of kernel ``kernel_id`` if it runs in a sandbox now (else None)."""
     try:
         provisioner = getattr(kernel_manager.get_kernel(kernel_id), "provisioner", None)
-    except KeyError:
+    except (KeyError, web.HTTPError):  # jupyter_server's manager answers 404 for no kernel
         return None
     return provisioner.folders if isinstance(provisioner, SandboxProvisioner) else None
 

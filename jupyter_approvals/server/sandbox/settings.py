@@ -35,6 +35,10 @@ class SandboxSettings:
     home: Path
     home_bytes: int
     tmp_bytes: int
+    #: Most processes and threads of one kernel's sandbox at once.
+    processes: int = 512
+    #: Most bytes one kernel's overlay may hold (and the largest file it may write).
+    overlay_bytes: int = 4 << 30
 
 
 def sandbox_settings(
@@ -45,6 +49,8 @@ def sandbox_settings(
     hidden: Iterable[Path],
     home_bytes: int,
     tmp_bytes: int,
+    processes: int = 512,
+    overlay_bytes: int = 4 << 30,
 ) -> SandboxSettings:
     """The settings of this server's sandboxed kernels; bubblewrap is found and tried when the
     first one starts (:func:`find_and_try`), not when the server starts."""
@@ -61,6 +67,8 @@ def sandbox_settings(
         home=Path.home(),
         home_bytes=home_bytes,
         tmp_bytes=tmp_bytes,
+        processes=processes,
+        overlay_bytes=overlay_bytes,
     )
 
 
