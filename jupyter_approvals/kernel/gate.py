@@ -22,6 +22,7 @@ from ..core.structured import Preview
 from . import handoff
 from .calls import Binder, Call, OutcomeRecorded
 from .preview import default_preview, summary_arguments
+from .sandbox import in_sandbox, sandbox_effect
 from .session import KernelSession
 from .waiting import check_can_wait, pending_error
 
@@ -100,7 +101,25 @@ class ProtectedFunction(Generic[P, R]):
     def _claim(
         self, session: KernelSession, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> tuple[Lease, Call]:
+        sandboxed = in_sandbox()
+        if sandboxed and sandbox_effect(self.action, {}) == "network":
+            raise self._no_network(session)  # before its arguments are even looked at
         call = self._prepare(session, args, kwargs)
+        effect = sandbox_effect(self.action, call.arguments) if sandboxed else None
+        if effect == "network":
+            raise self._no_network(session)
+        if effect == "staged":
+            # Its effect waits in the kernel's change set: the one approval it needs.
+            lease = session.store.stage(
+                action=self.action,
+                fingerprint=call.fingerprint,
+                summary=self._render_summary(call.arguments),
+                origin=session.origin(),
+                slot=call.slot,
+                owner=self._owner,
+                function=self.function,
+            )
+            return lease, call
         outcome = session.store.claim(self.action, call.fingerprint, call.slot, self._owner)
         if isinstance(outcome, Lease):
             return outcome, call
@@ -175,6 +194,15 @@ class ProtectedFunction(Generic[P, R]):
             )
             slot = f"{self.action}\x00{fingerprint(key)}"
         return Call(bound=bound, arguments=arguments, fingerprint=fingerprint(subject), slot=slot)
+
+    def _no_network(self, session: KernelSession) -> errors.ApprovalSandboxNoNetwork:
+        refused = errors.ApprovalSandboxNoNetwork(
+            f"{self.action} needs the network, which is off in this sandboxed kernel; nothing "
+            "ran. Ask the person to run it in a kernel of their own.",
+            action=self.action,
+        )
+        session.journal_refusal(f"action:{self.action}", refused.code, action=self.action)
+        return refused
 
     def _run(self, session: KernelSession, lease: Lease, call: Call) -> R:
         with OutcomeRecorded(session.store, lease):

@@ -178,7 +178,8 @@ export const JOURNAL_EVENTS: readonly string[] = [
   'failed',
   'lost',
   'agent_paused',
-  'agent_resumed'
+  'agent_resumed',
+  'staged'
 ];
 
 /** How the sidebar's last `GET pending` went. */

@@ -106,6 +106,39 @@ class ApprovalStore(EventedState[RequestInfo], StoreViews):
             self._emit("requested", request)
             return request.info(), True
 
+    def stage(
+        self,
+        *,
+        action: str,
+        fingerprint: str,
+        summary: str,
+        origin: Origin | None = None,
+        slot: str | None = None,
+        owner: str | None = None,
+        function: str = "",
+    ) -> Lease:
+        """A run that asks no one here: a sandboxed kernel's file effect, which waits for a
+        person as part of the kernel's change set instead (kernel/sandbox.py). Journaled
+        ``staged``; :meth:`finish` then records it executed or failed, as any run."""
+        with self._transaction():
+            request = new_request(
+                self.limits,
+                self.clock.wall(),
+                self.clock.monotonic(),
+                action=action,
+                fingerprint=fingerprint,
+                summary=summary,
+                preview="",
+                origin=origin or Origin(),
+                slot=slot if slot is not None else action,
+                owner=owner,
+                function=function,
+            )
+            request.status = Status.RUNNING
+            self._table.retire(request)
+            self._emit("staged", request)
+            return issue_lease(request.id, action, fingerprint)
+
     def mark_shown(self, request_id: str) -> None:
         """Note when a person could first see the request; answer time is measured from it."""
         with self._transaction():
