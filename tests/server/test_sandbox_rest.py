@@ -208,15 +208,15 @@ async def test_a_listed_files_diff_is_shown_from_its_bytes(
     sandboxed_kernels, jp_fetch, jp_root_dir
 ):
     # Given a sandboxed kernel that changed one line of a project file and created another
-    (Path(jp_root_dir) / "sales.csv").write_text("id,total\n1,10\n2,20\n")
+    (Path(jp_root_dir) / "sales.txt").write_text("id,total\n1,10\n2,20\n")
     kernel = await sandboxed_kernels()
     await kernel.run(
-        "open('sales.csv', 'w').write('id,total\\n1,10\\n2,25\\n')\n"
+        "open('sales.txt', 'w').write('id,total\\n1,10\\n2,25\\n')\n"
         "open('notes.md', 'w').write('# notes\\n')"
     )
     await change_sets(jp_fetch)
     # When the person opens each file's preview
-    status, _, modified = await preview_of(jp_fetch, kernel.id, "sales.csv")
+    status, _, modified = await preview_of(jp_fetch, kernel.id, "sales.txt")
     _, _, created = await preview_of(jp_fetch, kernel.id, "notes.md")
     # Then the modified file's line diff shows the old and the new line, the new file its lines
     assert status == 200
@@ -224,6 +224,55 @@ async def test_a_listed_files_diff_is_shown_from_its_bytes(
     assert "+2,25" in modified["preview"]
     assert modified["structured"]["blocks"]
     assert "+# notes" in created["preview"]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+async def test_a_changed_table_file_is_shown_as_a_table_diff(
+    sandboxed_kernels, jp_fetch, jp_root_dir, fmt
+):
+    # Given a project table of 3 rows, and a sandboxed kernel that changes one cell of it,
+    # drops a row and adds another
+    pd = pytest.importorskip("pandas")
+    name = f"sales.{fmt}"
+    before = pd.DataFrame({"id": ["a", "b", "c"], "total": ["10", "20", "30"]})
+    if fmt == "csv":
+        before.to_csv(Path(jp_root_dir) / name, index=False)
+    else:
+        before.to_parquet(Path(jp_root_dir) / name, index=False)
+    kernel = await sandboxed_kernels()
+    write = "to_csv" if fmt == "csv" else "to_parquet"
+    await kernel.run(
+        "import pandas as pd\n"
+        "df = pd.DataFrame({'id': ['a', 'b', 'd'], 'total': ['10', '25', '40']})\n"
+        f"df.{write}({name!r}, index=False)"
+    )
+    await change_sets(jp_fetch)
+    # When the person opens its preview
+    status, _, shown = await preview_of(jp_fetch, kernel.id, name)
+    # Then it counts rows added, removed and changed, matched on the first column, and shows
+    # the changed cell's old and new value
+    assert status == 200, shown
+    assert shown["summary"].endswith("a table)")
+    text = shown["preview"]
+    assert text.startswith("1 row added, 1 row removed, 1 row changed, 1 row unchanged")
+    assert "20 -> 25" in text
+    assert "matched by position" not in text
+
+
+async def test_a_table_without_an_identifying_column_is_matched_by_position(
+    sandboxed_kernels, jp_fetch, jp_root_dir
+):
+    # Given a CSV whose first column repeats, and a kernel that changes one cell of it
+    (Path(jp_root_dir) / "log.csv").write_text("day,value\nmon,1\nmon,2\n")
+    kernel = await sandboxed_kernels()
+    await kernel.run("open('log.csv', 'w').write('day,value\\nmon,1\\nmon,3\\n')")
+    await change_sets(jp_fetch)
+    # When the person opens its preview
+    _, _, shown = await preview_of(jp_fetch, kernel.id, "log.csv")
+    # Then rows are matched by position, and the changed row is shown
+    assert "matched by position" in shown["preview"]
+    assert shown["preview"].startswith("0 rows added, 0 rows removed, 1 row changed")
+    assert "2 -> 3" in shown["preview"]
 
 
 async def test_a_preview_of_bytes_that_changed_since_the_listing_is_refused(

@@ -19,20 +19,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...previews.table_file_change import CSV_READ, TABLE_SUFFIXES
 from ..common.extras import require
 
 #: Formats by name, and the suffixes that choose them when no format is given.
 FORMATS = ("csv", "parquet")
-SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+SUFFIXES = TABLE_SUFFIXES
 
 #: Names shown to people.
 LABELS = {"csv": "CSV", "parquet": "Parquet"}
 
 #: An existing file larger than this is not loaded for the preview's comparison.
 READ_LIMIT_BYTES = 256 * 1024 * 1024
-
-#: How both sides of a CSV comparison are read: every cell as its text, an empty cell as "".
-CSV_READ: dict[str, Any] = {"dtype": str, "keep_default_na": False}
 
 
 def format_for(path: Path, format: str | None) -> str | None:

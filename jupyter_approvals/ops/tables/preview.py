@@ -6,9 +6,9 @@ by the preview's deadline, and says so when it is skipped. A CSV file is compare
 the text the new table will be written as, so type guessing never invents changes.
 
 It is written into the card's structured preview through
-:class:`.structured.StructuredComparison` (the text is rendered from that document). The
-first rows of the new table are :func:`.structured.add_head`; its name is importable from
-here too.
+:class:`...previews.table_structured.StructuredComparison` (the text is rendered from that
+document). The first rows of the new table are
+:func:`...previews.table_structured.add_head`; its name is importable from here too.
 """
 
 from __future__ import annotations
@@ -19,11 +19,8 @@ from typing import Any
 
 from ...previews.structured import StructuredPreview
 from ...previews.table_diff import EXAMPLES, ColumnDiff, RowDiff, diff_columns, diff_rows
-from ...previews.text import Deadline, plural
-from ..common.files_state import FileState
-from .formats import csv_frame, csv_names, read_existing
-from .head import HEAD_COLUMNS, HEAD_ROWS
-from .structured import (
+from ...previews.table_head import HEAD_COLUMNS, HEAD_ROWS
+from ...previews.table_structured import (
     STRUCTURED_ROWS,
     TABLE_COLUMNS,
     ColumnTypes,
@@ -31,6 +28,9 @@ from .structured import (
     add_head,
     cell_text,
 )
+from ...previews.text import Deadline, plural
+from ..common.files_state import FileState
+from .formats import csv_frame, csv_names, read_existing
 
 __all__ = [
     "CSV_DIFF_LIMIT_CELLS",

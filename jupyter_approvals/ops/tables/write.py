@@ -23,6 +23,8 @@ from ...kernel.gate import protected
 from ...kernel.handoff import peek, recall, remember
 from ...previews.render_text import preview_of
 from ...previews.structured import Preview, StructuredPreview
+from ...previews.table_head import HEAD_COLUMNS
+from ...previews.table_structured import add_head
 from ...previews.text import Deadline, plural, size_text
 from ..common.files_state import FileState, read_state
 from ..common.paths import path_text
@@ -35,9 +37,7 @@ from .formats import (
     require_pandas,
     write_frame,
 )
-from .head import HEAD_COLUMNS
 from .preview import add_changes, add_csv_changes
-from .structured import add_head
 
 __all__ = ["write_table"]
 

@@ -20,6 +20,7 @@ from ...core import errors
 from ...previews.file_change import MAX_HELD_DIFF_BYTES, change_preview
 from ...previews.render_text import preview_of
 from ...previews.structured import StructuredPreview
+from ...previews.table_file_change import table_change, table_format
 from ...previews.text import size_text
 from .changes import ChangeSet, FileChange, FileState, compute_change_set
 from .command import KernelFolders
@@ -207,10 +208,20 @@ def file_preview(project: Path, upper: Path, change: FileChange) -> dict[str, An
             summary = f"Delete {change.path} ({size_text(size)})"
             preview = preview_of(structured)
         else:
-            facts = (("renamed from", change.detail),) if change.kind == "renamed" else ()
-            summary, preview = change_preview(
-                change.path, old, len(old or b""), new or b"", where="project", facts=facts
+            fmt = table_format(change.path)
+            table = (
+                table_change(change.path, old, new, fmt)
+                if fmt is not None and old is not None and new is not None
+                else None
             )
+            if table is not None:
+                summary = f"Replace {change.path} ({size_text(len(new or b''))}, a table)"
+                preview = preview_of(table)
+            else:
+                facts = (("renamed from", change.detail),) if change.kind == "renamed" else ()
+                summary, preview = change_preview(
+                    change.path, old, len(old or b""), new or b"", where="project", facts=facts
+                )
     return {
         "path": change.path,
         "kind": change.kind,

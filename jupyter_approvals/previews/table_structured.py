@@ -1,4 +1,4 @@
-"""The structured preview of a table.write card, which its text is rendered from.
+"""The structured preview of a table comparison, which its text is rendered from.
 
 The counts first (rows added, removed, changed; rows before and after; columns added,
 removed, retyped), then the column changes as a table, then the changed rows with the old and
@@ -7,7 +7,8 @@ new value of each changed cell, then the added and removed rows with their value
 Values are shown as their own text (``5`` for an integer); a key of text is quoted (``'5'``),
 and each column names its dtype. A CSV file holds text only: its cells are shown as the
 file's text, under the dtype the new table has. The comparison that feeds this is in
-:mod:`.preview`.
+:mod:`..ops.tables.preview` (a table.write card) and :mod:`.table_file_change` (a changed
+table file).
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
-from ...previews.structured import StructuredPreview
-from ...previews.table_diff import ColumnDiff, RowDiff
-from ...previews.text import Deadline, plural
-from .head import HEAD_COLUMNS, HEAD_ROWS
+from .structured import StructuredPreview
+from .table_diff import ColumnDiff, RowDiff
+from .table_head import HEAD_COLUMNS, HEAD_ROWS
+from .text import Deadline, plural
 
 #: Rows of each kind (changed, added, removed) and column changes a structured preview shows.
 STRUCTURED_ROWS = 20

@@ -1,5 +1,5 @@
 """How much of the new table a table.write card shows as its first rows (the rows themselves
-are :func:`.structured.add_head`; the card's text is rendered from that table)."""
+are :func:`.table_structured.add_head`; the card's text is rendered from that table)."""
 
 from __future__ import annotations
 
