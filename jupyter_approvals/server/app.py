@@ -44,6 +44,7 @@ from .gate.limits import AgentLimits
 from .gate.notebook_trust import never_sign_for_agents
 from .gate.pause import reject_in_kernels
 from .gate.sandboxed_starts import sandbox_agents_kernels
+from .gate.staged_writes import StagedWrites
 from .mirror import sessions
 from .mirror.journals import ServerJournals
 from .mirror.kernels import KERNEL_ACTIONS_EVENT, KernelLinks
@@ -71,6 +72,7 @@ from .sandbox.provisioner import (
     sandboxed_kernels,
 )
 from .sandbox.settings import KERNELS_FOLDER, SANDBOX_SETTING, sandbox_settings
+from .sandbox.staging import agent_upper
 
 API = API_PREFIX
 #: Every route of this extension: URL pattern (below the base URL) and handler; each handler
@@ -278,9 +280,26 @@ class ApprovalsServer(ExtensionApp):
         )
         make_agent_aware(serverapp.identity_provider)
         narrow_for_agents(serverapp.authorizer)
-        ContentsHold(hold, root, lambda: self._secret_dirs(state_dir), self.log).install(
-            serverapp.contents_manager
+        staged = StagedWrites(
+            lambda agent: (
+                agent_upper(
+                    state_dir / KERNELS_FOLDER,
+                    agent,
+                    (
+                        (kernel_id, folders)
+                        for kernel_id, started_by in list(gate.kernels_started.items())
+                        if started_by == agent
+                        and (folders := sandbox_folders(serverapp.kernel_manager, kernel_id))
+                    ),
+                )
+                if self.agent_code == "sandbox"
+                else None
+            ),
+            journals.append,
         )
+        ContentsHold(
+            hold, root, lambda: self._secret_dirs(state_dir), self.log, staging=staged
+        ).install(serverapp.contents_manager)
         never_sign_for_agents(serverapp.contents_manager, is_agent, self.log)
         # Sandboxed kernels' provisioners are made by jupyter_client: the web app's settings
         # are how they find theirs.

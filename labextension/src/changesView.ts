@@ -48,6 +48,14 @@ export function countsLine(changeSet: IChangeSet): string {
   return `${total.toLocaleString()} ${total === 1 ? 'file' : 'files'}: ${parts.join(', ')}`;
 }
 
+/** Whose change set it is: a sandboxed kernel's, or the files an agent saved (`agent-<name>`). */
+export function changeSetTitle(changeSet: IChangeSet): string {
+  const id = changeSet.kernel_id;
+  return id.startsWith('agent-')
+    ? `Files saved by agent ${visibleName(id.slice('agent-'.length))}`
+    : `Changes from sandboxed kernel ${id.slice(0, 8)}`;
+}
+
 function sizeOf(change: IFileChange): string {
   const before = change.before?.size;
   const after = change.after?.size;
@@ -84,7 +92,7 @@ export class ChangeSetSection {
     section.dataset.kernelId = changeSet.kernel_id;
     section.append(
       el('div', 'jpa-Changes-title', {
-        text: title ?? `Changes from sandboxed kernel ${changeSet.kernel_id.slice(0, 8)}`
+        text: title ?? changeSetTitle(changeSet)
       }),
       el('div', 'jpa-Changes-counts', {
         text: countsLine(changeSet),

@@ -10,7 +10,7 @@ vi.hoisted(() => {
 });
 
 import { ChangeSetsModel } from '../src/changesModel';
-import { ChangesView, countsLine, visibleName } from '../src/changesView';
+import { ChangesView, changeSetTitle, countsLine, visibleName } from '../src/changesView';
 import { IChangeSet } from '../src/tokens';
 
 function changeSet(overrides: Partial<IChangeSet> = {}): IChangeSet {
@@ -54,6 +54,13 @@ describe('visibleName', () => {
     expect(visibleName('c\u001b[31md.csv')).toBe('c⟦U+001B⟧[31md.csv');
     expect(visibleName('e\u202egnp.exe')).toBe('e⟦U+202E⟧gnp.exe');
     expect(visibleName('plain/path é.csv')).toBe('plain/path é.csv');
+  });
+});
+
+describe('changeSetTitle', () => {
+  it("names a kernel's change set by its kernel, an agent's saves by the agent", () => {
+    expect(changeSetTitle(changeSet())).toBe('Changes from sandboxed kernel 4d5709cc');
+    expect(changeSetTitle(changeSet({ kernel_id: 'agent-bot' }))).toBe('Files saved by agent bot');
   });
 });
 

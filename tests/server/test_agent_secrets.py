@@ -26,6 +26,8 @@ def jp_server_config():
         {
             "ServerApp": {"jpserver_extensions": {"jupyter_approvals": True}},
             "ContentsManager": {"allow_hidden": True},
+            # The hold of agents' writes; policy sandbox stages them (test_sandbox_staged_writes).
+            "ApprovalsServer": {"agent_code": "ask"},
         }
     )
 

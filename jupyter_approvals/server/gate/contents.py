@@ -43,6 +43,7 @@ from .hold import AgentHold
 from .identity import AgentUser, refuse
 from .notebook_trust import untrust_notebook
 from .routes import forbidden, os_path, secret_path_reason
+from .staged_writes import StagedWrites
 
 #: True inside a call the gate let through: the manager's calls into itself pass.
 _INSIDE: ContextVar[bool] = ContextVar("jupyter_approvals_contents_inside", default=False)
@@ -60,6 +61,9 @@ class Verdict:
     nested_pass: bool = True
     #: The source of a copy, for the ``save`` it makes.
     copy_of: str | None = None
+    #: Stages the save in a change set instead (off the event loop) and returns the model the
+    #: manager's ``save`` would have: the manager is not called.
+    stage: Callable[[], dict[str, Any]] | None = None
 
 
 def _agent_of_request() -> tuple[Any, str] | None:
@@ -126,8 +130,10 @@ class ContentsHold:
         root: Path,
         secret_dirs: Callable[[], Iterable[Path]],
         log: logging.Logger | logging.LoggerAdapter[Any],
+        staging: StagedWrites | None = None,
     ) -> None:
         self.hold = hold
+        self._staging = staging
         self.root = root
         self._secret_dirs = secret_dirs
         self.log = log
@@ -185,8 +191,10 @@ class ContentsHold:
         lease = None
         try:
             verdict = judge(agent, **arguments)
+            loop = asyncio.get_running_loop()
+            if verdict.stage is not None:
+                return await loop.run_in_executor(None, verdict.stage)
             if verdict.hold is not None:
-                loop = asyncio.get_running_loop()
                 write = await loop.run_in_executor(None, verdict.hold)
                 lease = self._lease(write, agent)
         except errors.ApprovalError as exc:
@@ -210,6 +218,8 @@ class ContentsHold:
         lease = None
         try:
             verdict = judge(agent, **arguments)
+            if verdict.stage is not None:
+                return verdict.stage()
             if verdict.hold is not None:
                 lease = self._lease(verdict.hold(), agent)
         except errors.ApprovalError as exc:
@@ -308,6 +318,10 @@ class ContentsHold:
             )
         if kind == "file":
             data = new_bytes(model, api_path)
+            if self._staging is not None and copy_of is None:
+                staged = self._staging.stage_for(agent, api_path, data)
+                if staged is not None:
+                    return Verdict(stage=staged)
             return Verdict(
                 hold=functools.partial(
                     held_files.held_file_write, api_path, data, self.root, agent, copy_of

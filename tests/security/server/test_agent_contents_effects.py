@@ -31,11 +31,14 @@ def jp_root_dir(jp_home_dir):
 
 
 @pytest.fixture
-def jp_server_config():
+def jp_server_config(request):
+    """The hold of agents' writes (policy ``ask``, and anything ``sandbox`` does not stage);
+    a test parametrized with ``"sandbox"`` gets that policy, which stages file saves."""
     return Config(
         {
             "ServerApp": {"jpserver_extensions": {"jupyter_approvals": True}},
             "ContentsManager": {"allow_hidden": True},
+            "ApprovalsServer": {"agent_code": getattr(request, "param", "ask")},
         }
     )
 
@@ -109,9 +112,10 @@ SPELLINGS = [
 ]
 
 
+@pytest.mark.parametrize("jp_server_config", ["ask", "sandbox"], indirect=True)
 @pytest.mark.parametrize(("method", "parts", "body"), SPELLINGS)
 async def test_every_spelling_of_a_contents_change_waits_for_a_person(
-    jp_fetch, jp_root_dir, agent_token, method, parts, body
+    jp_fetch, jp_root_dir, agent_token, method, parts, body, jp_server_config
 ):
     # Given a project with a folder, a text file and a notebook
     root = Path(jp_root_dir)
@@ -128,8 +132,16 @@ async def test_every_spelling_of_a_contents_change_waits_for_a_person(
     status, _, reply = await call(
         jp_fetch, "api", "contents", *parts, token=agent_token, method=method, **kwargs
     )
-    # Then nothing changed on disk: it waits for a person, or it is refused with a code
+    # Then nothing changed on disk: it waits for a person, or it is refused with a code, or
+    # (policy sandbox, a file save) it is staged in the agent's change set
     assert tree(root) == before, (status, reply)
+    if status in (200, 201):
+        assert jp_server_config.ApprovalsServer.agent_code == "sandbox", reply
+        _, _, listing = await call(jp_fetch, "jupyter-approvals/api", "changes")
+        [change_set] = listing["change_sets"]
+        assert change_set["kernel_id"] == reply["jupyter_approvals_staged_in"] == "agent-bot"
+        assert [c["path"] for c in change_set["changes"]] == [reply["path"]]
+        return
     assert status in (403, 409), reply
     assert reply["code"] in ("APPROVAL_PENDING", "APPROVAL_AGENT_FORBIDDEN")
     if reply["code"] == "APPROVAL_PENDING":
