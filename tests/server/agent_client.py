@@ -57,6 +57,28 @@ async def call(jp_fetch, *parts, token: str | None = None, **kwargs) -> tuple[in
 APPROVALS_API = "jupyter-approvals/api"
 
 
+async def change_sets(jp_fetch) -> list[dict[str, Any]]:
+    """The change sets the server lists to the person (``GET changes``)."""
+    status, _, body = await call(jp_fetch, APPROVALS_API, "changes")
+    assert status == 200, body
+    return list(body["change_sets"])
+
+
+async def decide_changes(
+    jp_fetch, kernel_id: str, body: dict[str, Any], token: str | None = None
+) -> tuple[int, dict, Any]:
+    """``POST changes/{kernel_id}`` with ``body``, as the person (or ``token``'s holder)."""
+    return await call(
+        jp_fetch,
+        APPROVALS_API,
+        "changes",
+        kernel_id,
+        method="POST",
+        body=json.dumps(body),
+        token=token,
+    )
+
+
 async def held(jp_fetch) -> list[dict[str, Any]]:
     """The requests the server holds for agents, as the person's GET pending lists them."""
     _, _, listing = await call(jp_fetch, APPROVALS_API, "pending")

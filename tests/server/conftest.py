@@ -22,14 +22,20 @@ from jupyter_approvals.core.project import make_git_top_level
 from jupyter_approvals.server.sandbox.changes import compute_change_set
 
 
-@pytest.fixture
-def jp_server_config():
+def approvals_config(**approvals: object) -> Config:
+    """A server with the extension, its kernel timeout short, and ``approvals`` set on
+    ``ApprovalsServer``."""
     return Config(
         {
             "ServerApp": {"jpserver_extensions": {"jupyter_approvals": True}},
-            "ApprovalsServer": {"kernel_timeout": 3.0},
+            "ApprovalsServer": {"kernel_timeout": 3.0, **approvals},
         }
     )
+
+
+@pytest.fixture
+def jp_server_config():
+    return approvals_config()
 
 
 @pytest.fixture

@@ -8,21 +8,16 @@ import json
 from pathlib import Path
 
 import pytest
-from traitlets.config import Config
 
 from .agent_client import add_agent, approve, call, held
+from .conftest import approvals_config
 
 
 @pytest.fixture
 def jp_server_config():
     """Agents' writes held one by one (policy ``ask``); policy ``sandbox`` stages them
     instead (test_sandbox_staged_writes.py)."""
-    return Config(
-        {
-            "ServerApp": {"jpserver_extensions": {"jupyter_approvals": True}},
-            "ApprovalsServer": {"kernel_timeout": 3.0, "agent_code": "ask"},
-        }
-    )
+    return approvals_config(agent_code="ask")
 
 
 @pytest.fixture

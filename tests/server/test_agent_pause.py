@@ -8,25 +8,20 @@ import json
 from pathlib import Path
 
 import pytest
-from traitlets.config import Config
 
 from jupyter_approvals import cli
 from jupyter_approvals.core.journal.reader import read_entries
 from jupyter_approvals.core.project import journal_path
 
 from .agent_client import KernelSocket, add_agent, call
+from .conftest import approvals_config
 
 
 @pytest.fixture
 def jp_server_config():
     """Agents' writes held one by one (policy ``ask``); policy ``sandbox`` stages them
     instead (test_sandbox_staged_writes.py)."""
-    return Config(
-        {
-            "ServerApp": {"jpserver_extensions": {"jupyter_approvals": True}},
-            "ApprovalsServer": {"kernel_timeout": 3.0, "agent_code": "ask"},
-        }
-    )
+    return approvals_config(agent_code="ask")
 
 
 API = "jupyter-approvals/api"

@@ -4,14 +4,13 @@ server before the kernel's idle, naming what that execution (and only it) change
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 
 import pytest
 
 from jupyter_approvals.server.sandbox.cell_changes import CHANGES_MIME
 
-from .agent_client import APPROVALS_API, KernelSocket, add_agent, call
+from .agent_client import APPROVALS_API, KernelSocket, add_agent, call, decide_changes
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.kernel]
 
@@ -108,13 +107,10 @@ async def test_a_decision_is_not_claimed_by_the_next_cell(
         _, _, changes = await call(jp_fetch, APPROVALS_API, "changes")
         [change_set] = changes["change_sets"]
         await asyncio.sleep(1.1)  # a person reads it
-        status, _, body = await call(
+        status, _, body = await decide_changes(
             jp_fetch,
-            APPROVALS_API,
-            "changes",
             kernel.id,
-            method="POST",
-            body=json.dumps({"decision": "discard", "fingerprint": change_set["fingerprint"]}),
+            {"decision": "discard", "fingerprint": change_set["fingerprint"]},
         )
         assert (status, body["done"]) == (200, ["notes.txt"]), body
         # When the next cell changes nothing

@@ -4,34 +4,16 @@ only, applied or discarded file by file, journaled; and what the kernel then see
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 
 import pytest
 
 from ..conftest import journal_lines
-from .agent_client import APPROVALS_API, add_agent, call
+from .agent_client import APPROVALS_API, add_agent, call, change_sets
+from .agent_client import decide_changes as decide
 from .conftest import printed
 
 pytestmark = pytest.mark.timeout(120)
-
-
-async def change_sets(jp_fetch) -> list[dict]:
-    status, _, body = await call(jp_fetch, APPROVALS_API, "changes")
-    assert status == 200, body
-    return body["change_sets"]
-
-
-async def decide(jp_fetch, kernel_id: str, body: dict, token: str | None = None):
-    return await call(
-        jp_fetch,
-        APPROVALS_API,
-        "changes",
-        kernel_id,
-        method="POST",
-        body=json.dumps(body),
-        token=token,
-    )
 
 
 async def read_in(kernel, path: str) -> str:
@@ -313,15 +295,10 @@ async def test_a_restarted_sandboxed_kernel_keeps_its_change_set_and_drops_disca
     await kernel.run("open('keep.csv', 'w').write('k\\n')\nopen('drop.csv', 'w').write('d\\n')")
     [listed] = await change_sets(jp_fetch)
     await asyncio.sleep(1.1)
-    status, _, _ = await call(
+    status, _, _ = await decide(
         jp_fetch,
-        APPROVALS_API,
-        "changes",
         kernel.id,
-        method="POST",
-        body=json.dumps(
-            {"decision": "discard", "fingerprint": listed["fingerprint"], "paths": ["drop.csv"]}
-        ),
+        {"decision": "discard", "fingerprint": listed["fingerprint"], "paths": ["drop.csv"]},
     )
     assert status == 200
     # When the kernel restarts

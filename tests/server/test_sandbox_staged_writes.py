@@ -14,7 +14,7 @@ import pytest
 from jupyter_approvals.core.journal.reader import read_entries
 from jupyter_approvals.core.project import journal_path
 
-from .agent_client import APPROVALS_API, KernelSocket, add_agent, call
+from .agent_client import APPROVALS_API, KernelSocket, add_agent, call, decide_changes
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.kernel]
 
@@ -92,13 +92,8 @@ async def test_without_a_kernel_a_save_waits_in_the_agents_own_change_set(
     assert change_set["kernel_id"] == "agent-bot"
     # When the person applies it, after reading it
     await asyncio.sleep(1.1)
-    status, _, decided = await call(
-        jp_fetch,
-        APPROVALS_API,
-        "changes",
-        "agent-bot",
-        method="POST",
-        body=json.dumps({"decision": "apply", "fingerprint": change_set["fingerprint"]}),
+    status, _, decided = await decide_changes(
+        jp_fetch, "agent-bot", {"decision": "apply", "fingerprint": change_set["fingerprint"]}
     )
     # Then the file is in the project
     assert status == 200, decided

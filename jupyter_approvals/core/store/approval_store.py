@@ -88,23 +88,39 @@ class ApprovalStore(EventedState[RequestInfo], StoreViews):
                     pending=pending,
                     limit=self.limits.max_pending,
                 )
-            request = new_request(
-                self.limits,
-                self.clock.wall(),
-                self.clock.monotonic(),
-                action=action,
-                fingerprint=fingerprint,
-                summary=summary,
-                preview=preview,
-                origin=origin or Origin(),
-                slot=slot if slot is not None else action,
-                owner=owner,
-                function=function,
-                structured=structured,
+            request = self._new_request(
+                action, fingerprint, summary, preview, origin, slot, owner, function, structured
             )
             self._table.live[request.id] = request
             self._emit("requested", request)
             return request.info(), True
+
+    def _new_request(
+        self,
+        action: str,
+        fingerprint: str,
+        summary: str,
+        preview: str,
+        origin: Origin | None,
+        slot: str | None,
+        owner: str | None,
+        function: str,
+        structured: object = None,
+    ) -> Request:
+        return new_request(
+            self.limits,
+            self.clock.wall(),
+            self.clock.monotonic(),
+            action=action,
+            fingerprint=fingerprint,
+            summary=summary,
+            preview=preview,
+            origin=origin or Origin(),
+            slot=slot if slot is not None else action,
+            owner=owner,
+            function=function,
+            structured=structured,
+        )
 
     def stage(
         self,
@@ -121,18 +137,8 @@ class ApprovalStore(EventedState[RequestInfo], StoreViews):
         person as part of the kernel's change set instead (kernel/sandbox.py). Journaled
         ``staged``; :meth:`finish` then records it executed or failed, as any run."""
         with self._transaction():
-            request = new_request(
-                self.limits,
-                self.clock.wall(),
-                self.clock.monotonic(),
-                action=action,
-                fingerprint=fingerprint,
-                summary=summary,
-                preview="",
-                origin=origin or Origin(),
-                slot=slot if slot is not None else action,
-                owner=owner,
-                function=function,
+            request = self._new_request(
+                action, fingerprint, summary, "", origin, slot, owner, function
             )
             request.status = Status.RUNNING
             self._table.retire(request)

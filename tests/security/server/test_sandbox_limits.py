@@ -5,7 +5,6 @@ processes the sandbox ran, what its overlay holds, whether the server stopped th
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import shutil
 import subprocess
@@ -13,14 +12,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from traitlets.config import Config
 
 from jupyter_approvals.core.journal.reader import read_entries
 from jupyter_approvals.core.project import journal_path
 from jupyter_approvals.server.sandbox.command import ProcessLimits, limited_argv
 from jupyter_approvals.server.sandbox.overlay_bound import upper_bytes
-from tests.server.agent_client import APPROVALS_API, call
-from tests.server.conftest import printed
+from tests.server.agent_client import APPROVALS_API, call, decide_changes
+from tests.server.conftest import approvals_config, printed
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -30,16 +28,7 @@ OVERLAY_BYTES = 8 << 20
 
 @pytest.fixture
 def jp_server_config():
-    return Config(
-        {
-            "ServerApp": {"jpserver_extensions": {"jupyter_approvals": True}},
-            "ApprovalsServer": {
-                "kernel_timeout": 3.0,
-                "sandbox_processes": PROCESSES,
-                "sandbox_overlay_bytes": OVERLAY_BYTES,
-            },
-        }
-    )
+    return approvals_config(sandbox_processes=PROCESSES, sandbox_overlay_bytes=OVERLAY_BYTES)
 
 
 def traceback_of(result: dict) -> str:
@@ -137,15 +126,10 @@ async def test_many_files_past_the_bound_stop_the_kernel_and_wait_for_a_person(
     assert change_set["counts"] == {"created": 4}
     # When the person applies one file of it
     await asyncio.sleep(1.1)  # a person reads it
-    status, _, decided = await call(
+    status, _, decided = await decide_changes(
         jp_fetch,
-        APPROVALS_API,
-        "changes",
         kernel.id,
-        method="POST",
-        body=json.dumps(
-            {"decision": "apply", "fingerprint": change_set["fingerprint"], "paths": ["part0.bin"]}
-        ),
+        {"decision": "apply", "fingerprint": change_set["fingerprint"], "paths": ["part0.bin"]},
     )
     # Then it is in the project, though the kernel that wrote it is gone
     assert status == 200, decided
