@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from jupyter_approvals.core.project import journal_path
 from tests.kernel.helpers import HUMAN_PAUSE_S, SETUP
 
 from .agent_client import KernelSocket, add_agent, call
+from .conftest import SANDBOXED_KERNELSPEC
 
 API = "jupyter-approvals/api"
 
@@ -320,3 +322,25 @@ async def test_a_server_configured_the_legacy_way_keeps_its_login_and_knows_agen
     token = add_agent(state_dir, "bot")
     _, _, me = await call(jp_fetch, "api", "me", token=token)
     assert me["identity"]["username"] == "agent:bot"
+
+
+@pytest.mark.parametrize("jp_server_config", [server_config()], indirect=True)
+@pytest.mark.parametrize("installed", [True, False], ids=["kernelspec", "no-kernelspec"])
+async def test_the_doctor_says_what_the_sandbox_policy_amounts_to_here(
+    jp_fetch, jp_env_jupyter_path, installed
+):
+    # Given the default policy, with or without the "Python 3 (sandboxed)" kernelspec
+    if installed:
+        kernels = Path(jp_env_jupyter_path) / "kernels"
+        shutil.copytree(SANDBOXED_KERNELSPEC, kernels / "python3-sandboxed")
+    # When the person asks the doctor
+    _, _, report = await call(jp_fetch, API, "doctor")
+    [check] = [c for c in report["checks"] if c["name"] == "agent_gate"]
+    # Then the check names the policy, and what it amounts to here
+    assert check["policy"] == "sandbox"
+    if installed:
+        assert check["effective_policy"] == "sandbox"
+        assert "per cell" not in check["detail"]
+    else:
+        assert check["effective_policy"] == "ask"
+        assert "holds agent code per cell here" in check["detail"]

@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...doctor.report import Check
+from ..sandbox.provisioner import sandbox_available
+from ..sandbox.settings import SANDBOX_SETTING
 from . import jupyter_server_seam
 
 #: Server extensions through which an agent acts with the person's own identity.
@@ -31,6 +33,16 @@ def loosened_origin_checks(serverapp: Any) -> list[str]:
 def _wrapped(value: object) -> bool:
     # The identity provider and authorizer instances are wrapped; the connection is a class.
     return bool(getattr(value, "jupyter_approvals_wrapped", False))
+
+
+def effective_policy(serverapp: Any, policy: str) -> str:
+    """What ``policy`` amounts to on this server: ``sandbox`` works as ``ask`` where no
+    sandboxed kernel can start (no kernelspec, or bubblewrap cannot build the sandbox)."""
+    if policy != "sandbox":
+        return policy
+    settings = getattr(serverapp.web_app, "settings", {}).get(SANDBOX_SETTING)
+    bwrap = getattr(settings, "configured_bwrap", "")
+    return policy if sandbox_available(serverapp.kernel_spec_manager, bwrap) else "ask"
 
 
 def gate_checks(serverapp: Any, gate: Any) -> list[Check]:
@@ -68,12 +80,19 @@ def gate_checks(serverapp: Any, gate: Any) -> list[Check]:
             info={"policy": gate.policy},
         )
     else:
+        effective = effective_policy(serverapp, gate.policy)
         gate_check = Check(
             "agent_gate",
             True,
             f"agent identities are told apart and agent code policy is '{gate.policy}'"
-            + (" (no boundary against agent code)" if gate.policy == "protected-only" else ""),
-            info={"policy": gate.policy},
+            + (" (no boundary against agent code)" if gate.policy == "protected-only" else "")
+            + (
+                ", which holds agent code per cell here: sandboxed kernels cannot run (see the "
+                "sandbox check)"
+                if effective != gate.policy
+                else ""
+            ),
+            info={"policy": gate.policy, "effective_policy": effective},
         )
     enabled = set(getattr(serverapp.extension_manager, "extensions", {}) or {})
     enabled |= {name for name, on in (serverapp.jpserver_extensions or {}).items() if on}
