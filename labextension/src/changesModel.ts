@@ -7,12 +7,12 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 import { PolledModel, PollState } from './polling';
 import { fetchChangePreview, fetchChangeSets, IChangePreview, postChangeDecision } from './request';
-import { IChangeDecisionReply, IChangeSet } from './tokens';
+import { IChangeDecisionReply, IChangeSet, IChangesReply, ISandboxState } from './tokens';
 
 /** Poll intervals in ms: every 2 s; after an error, longer each time up to 15 s. */
 export const CHANGES_FREQUENCY = { interval: 2000, max: 15_000 };
 
-export class ChangeSetsModel extends PolledModel<IChangeSet[]> {
+export class ChangeSetsModel extends PolledModel<IChangesReply> {
   constructor(options: ChangeSetsModel.IOptions = {}) {
     super('jupyter-approvals:changes', CHANGES_FREQUENCY);
     this._settings = options.serverSettings;
@@ -21,6 +21,11 @@ export class ChangeSetsModel extends PolledModel<IChangeSet[]> {
   /** The change sets as last fetched, in the server's order. */
   get changeSets(): readonly IChangeSet[] {
     return this._changeSets;
+  }
+
+  /** What the agent code policy amounts to here, as the server last said (null: unknown). */
+  get sandbox(): ISandboxState | null {
+    return this._sandbox;
   }
 
   /** Whether the server answered at least once (an empty list then means there are none). */
@@ -55,17 +60,22 @@ export class ChangeSetsModel extends PolledModel<IChangeSet[]> {
     return fetchChangePreview(changeSet.kernel_id, path, this._settings);
   }
 
-  protected fetch(): Promise<IChangeSet[]> {
+  protected fetch(): Promise<IChangesReply> {
     return fetchChangeSets(this._settings);
   }
 
-  protected onTick(state: PollState<IChangeSet[]>): void {
+  protected onTick(state: PollState<IChangesReply>): void {
     if (state.phase === 'resolved' || state.phase === 'reconnected') {
-      const changeSets = state.payload as IChangeSet[];
+      const reply = state.payload as IChangesReply;
+      const changeSets = reply.change_sets;
+      const sandbox = reply.sandbox ?? null;
       const first = !this._loaded;
       this._loaded = true;
+      const sandboxChanged = JSON.stringify(sandbox) !== JSON.stringify(this._sandbox);
+      this._sandbox = sandbox;
       if (
         first ||
+        sandboxChanged ||
         JSON.stringify(changeSets.map(keyOf)) !== JSON.stringify(this._changeSets.map(keyOf))
       ) {
         this._changeSets = changeSets;
@@ -77,6 +87,7 @@ export class ChangeSetsModel extends PolledModel<IChangeSet[]> {
   private _settings: ServerConnection.ISettings | undefined;
   private _changeSets: IChangeSet[] = [];
   private _loaded = false;
+  private _sandbox: ISandboxState | null = null;
   private _changed = new Signal<this, readonly IChangeSet[]>(this);
 }
 

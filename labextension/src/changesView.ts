@@ -264,6 +264,13 @@ export class ChangesView extends Widget {
   private _render(): void {
     this._clearSections();
     const sets = this._model.changeSets;
+    const sandbox = this._model.sandbox;
+    this._held.textContent =
+      sandbox && sandbox.effective_policy !== sandbox.policy
+        ? `Agents' code is held per cell here: sandboxed kernels cannot run` +
+          (sandbox.unavailable ? ` (${sandbox.unavailable})` : '') +
+          '. `jupyter approvals doctor` says what to change.'
+        : '';
     this._sections = sets.map(
       changeSet =>
         new ChangeSetSection({
@@ -272,8 +279,15 @@ export class ChangesView extends Widget {
           decided: text => this._tell(text)
         })
     );
-    this.node.replaceChildren(this._note, ...this._sections.map(section => section.node));
-    this.node.classList.toggle('jpa-mod-empty', sets.length === 0 && !this._note.textContent);
+    this.node.replaceChildren(
+      this._held,
+      this._note,
+      ...this._sections.map(section => section.node)
+    );
+    this.node.classList.toggle(
+      'jpa-mod-empty',
+      sets.length === 0 && !this._note.textContent && !this._held.textContent
+    );
   }
 
   /** Keep what the last decision did in view: its change set leaves the list at once. */
@@ -290,4 +304,5 @@ export class ChangesView extends Widget {
   private _model: ChangeSetsModel;
   private _sections: ChangeSetSection[] = [];
   private _note = el('div', 'jpa-Changes-note', { testid: 'jpa-changes-note' });
+  private _held = el('div', 'jpa-Changes-held', { testid: 'jpa-changes-held' });
 }

@@ -9,7 +9,7 @@ import {
   API_NAMESPACE,
   IAgent,
   IChangeDecisionReply,
-  IChangeSet,
+  IChangesReply,
   IDecisionBody,
   IDecisionReply,
   IJournalQuery,
@@ -217,13 +217,9 @@ export async function postPause(
 /** `GET changes`: the change sets of the sandboxed kernels (docs/protocol.md 6.5). */
 export async function fetchChangeSets(
   settings?: ServerConnection.ISettings
-): Promise<IChangeSet[]> {
-  const answer = await requestAPI<{ change_sets: IChangeSet[] }>(
-    'changes',
-    { method: 'GET' },
-    settings
-  );
-  return answer.body.change_sets ?? [];
+): Promise<IChangesReply> {
+  const answer = await requestAPI<IChangesReply>('changes', { method: 'GET' }, settings);
+  return { change_sets: answer.body.change_sets ?? [], sandbox: answer.body.sandbox };
 }
 
 /** `POST changes/{kernel_id}`: apply or discard the change set listed as `fingerprint`. */

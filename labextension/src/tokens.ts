@@ -91,6 +91,21 @@ export interface IChangeSet {
   expires_in_s: number;
 }
 
+/** What the agent code policy amounts to on this server (`GET changes`' `sandbox`). */
+export interface ISandboxState {
+  policy: string;
+  /** `ask` where the policy is `sandbox` and no sandboxed kernel can start. */
+  effective_policy: string;
+  /** Why no sandboxed kernel can start here, or null. */
+  unavailable: string | null;
+}
+
+/** The answer of `GET changes`. */
+export interface IChangesReply {
+  change_sets: IChangeSet[];
+  sandbox?: ISandboxState;
+}
+
 /** The answer of `POST changes/{kernel_id}`. */
 export interface IChangeDecisionReply {
   ok: boolean;

@@ -33,7 +33,7 @@ function modelWith(sets: IChangeSet[] | undefined): ChangeSetsModel {
   if (sets) {
     (model as unknown as { onTick: (s: unknown) => void }).onTick({
       phase: 'resolved',
-      payload: sets
+      payload: { change_sets: sets }
     });
   }
   return model;
@@ -103,7 +103,7 @@ describe('ChangesCard', () => {
     // When the server lists the kernel's change set
     (model as unknown as { onTick: (s: unknown) => void }).onTick({
       phase: 'resolved',
-      payload: [listed(['a.txt'])]
+      payload: { change_sets: [listed(['a.txt'])] }
     });
     // Then the card shows it
     expect(texts(shown.node, 'jpa-changes-file').length).toBe(1);

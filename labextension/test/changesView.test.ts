@@ -41,7 +41,7 @@ function modelWith(sets: IChangeSet[]): ChangeSetsModel {
   const model = new ChangeSetsModel();
   (model as unknown as { onTick: (s: unknown) => void }).onTick({
     phase: 'resolved',
-    payload: sets
+    payload: { change_sets: sets }
   });
   return model;
 }
@@ -169,5 +169,33 @@ describe('ChangesView', () => {
   it('is hidden while there is nothing to decide', () => {
     const view = new ChangesView(modelWith([]));
     expect(view.node.classList.contains('jpa-mod-empty')).toBe(true);
+  });
+});
+
+describe('ChangesView where the sandbox cannot run', () => {
+  it("says agents' code is held per cell, and why", () => {
+    // Given a server whose sandbox policy works as ask here
+    const model = new ChangeSetsModel();
+    (model as unknown as { onTick: (s: unknown) => void }).onTick({
+      phase: 'resolved',
+      payload: {
+        change_sets: [],
+        sandbox: {
+          policy: 'sandbox',
+          effective_policy: 'ask',
+          unavailable: "the 'python3-sandboxed' kernelspec is not installed"
+        }
+      }
+    });
+    // When the Pending tab shows the change sets
+    const view = new ChangesView(model);
+    // Then it says so, with the reason, and is not hidden
+    const held = view.node.querySelector('[data-testid="jpa-changes-held"]');
+    expect(held?.textContent).toBe(
+      "Agents' code is held per cell here: sandboxed kernels cannot run (the " +
+        "'python3-sandboxed' kernelspec is not installed). `jupyter approvals doctor` says what " +
+        'to change.'
+    );
+    expect(view.node.classList.contains('jpa-mod-empty')).toBe(false);
   });
 });

@@ -326,7 +326,7 @@ async def test_a_server_configured_the_legacy_way_keeps_its_login_and_knows_agen
 
 @pytest.mark.parametrize("jp_server_config", [server_config()], indirect=True)
 @pytest.mark.parametrize("installed", [True, False], ids=["kernelspec", "no-kernelspec"])
-async def test_the_doctor_says_what_the_sandbox_policy_amounts_to_here(
+async def test_the_doctor_and_the_sidebar_say_what_the_sandbox_policy_amounts_to(
     jp_fetch, jp_env_jupyter_path, installed
 ):
     # Given the default policy, with or without the "Python 3 (sandboxed)" kernelspec
@@ -338,9 +338,21 @@ async def test_the_doctor_says_what_the_sandbox_policy_amounts_to_here(
     [check] = [c for c in report["checks"] if c["name"] == "agent_gate"]
     # Then the check names the policy, and what it amounts to here
     assert check["policy"] == "sandbox"
+    # And GET changes tells the sidebar the same, with the reason
+    _, _, changes = await call(jp_fetch, API, "changes")
     if installed:
         assert check["effective_policy"] == "sandbox"
         assert "per cell" not in check["detail"]
+        assert changes["sandbox"] == {
+            "policy": "sandbox",
+            "effective_policy": "sandbox",
+            "unavailable": None,
+        }
     else:
         assert check["effective_policy"] == "ask"
         assert "holds agent code per cell here" in check["detail"]
+        assert changes["sandbox"] == {
+            "policy": "sandbox",
+            "effective_policy": "ask",
+            "unavailable": "the 'python3-sandboxed' kernelspec is not installed",
+        }

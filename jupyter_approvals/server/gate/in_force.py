@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...doctor.report import Check
-from ..sandbox.provisioner import sandbox_available
+from ..sandbox.provisioner import sandbox_unavailable
 from ..sandbox.settings import SANDBOX_SETTING
 from . import jupyter_server_seam
 
@@ -35,14 +35,19 @@ def _wrapped(value: object) -> bool:
     return bool(getattr(value, "jupyter_approvals_wrapped", False))
 
 
-def effective_policy(serverapp: Any, policy: str) -> str:
-    """What ``policy`` amounts to on this server: ``sandbox`` works as ``ask`` where no
-    sandboxed kernel can start (no kernelspec, or bubblewrap cannot build the sandbox)."""
-    if policy != "sandbox":
-        return policy
-    settings = getattr(serverapp.web_app, "settings", {}).get(SANDBOX_SETTING)
-    bwrap = getattr(settings, "configured_bwrap", "")
-    return policy if sandbox_available(serverapp.kernel_spec_manager, bwrap) else "ask"
+def policy_in_force(serverapp: Any, policy: str) -> dict[str, Any]:
+    """The agent code ``policy`` and what it amounts to on this server: ``sandbox`` works as
+    ``ask`` where no sandboxed kernel can start, and ``unavailable`` says why."""
+    unavailable = None
+    if policy == "sandbox":
+        settings = getattr(serverapp.web_app, "settings", {}).get(SANDBOX_SETTING)
+        bwrap = getattr(settings, "configured_bwrap", "")
+        unavailable = sandbox_unavailable(serverapp.kernel_spec_manager, bwrap)
+    return {
+        "policy": policy,
+        "effective_policy": "ask" if unavailable is not None else policy,
+        "unavailable": unavailable,
+    }
 
 
 def gate_checks(serverapp: Any, gate: Any) -> list[Check]:
@@ -80,7 +85,7 @@ def gate_checks(serverapp: Any, gate: Any) -> list[Check]:
             info={"policy": gate.policy},
         )
     else:
-        effective = effective_policy(serverapp, gate.policy)
+        effective = policy_in_force(serverapp, gate.policy)["effective_policy"]
         gate_check = Check(
             "agent_gate",
             True,

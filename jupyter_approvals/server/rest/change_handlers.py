@@ -18,6 +18,7 @@ from tornado import web
 from ...core import errors
 from ...core.fingerprint import is_fingerprint
 from ..gate.identity import username_of
+from ..gate.in_force import policy_in_force
 from .handlers import ApprovalsHandler
 
 #: Largest decision body taken, in bytes (a verdict, a fingerprint and up to many paths).
@@ -31,9 +32,15 @@ class ChangesHandler(ApprovalsHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        """List the change sets, as the server computes them now."""
+        """List the change sets, as the server computes them now, and whether agents' code
+        can run sandboxed here (else the sidebar says why it is held per cell)."""
         self.check_not_agent()
-        self.reply({"change_sets": self.parts.change_sets.listing()})
+        self.reply(
+            {
+                "change_sets": self.parts.change_sets.listing(),
+                "sandbox": policy_in_force(self.parts.serverapp, self.parts.gate.policy),
+            }
+        )
 
 
 class ChangePreviewHandler(ApprovalsHandler):

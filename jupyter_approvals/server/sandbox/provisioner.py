@@ -225,11 +225,17 @@ def sandbox_folders(kernel_manager: Any, kernel_id: str) -> KernelFolders | None
     return provisioner.folders if isinstance(provisioner, SandboxProvisioner) else None
 
 
-def sandbox_available(kernel_spec_manager: Any, configured_bwrap: str) -> bool:
-    """Whether a sandboxed kernel can start here: its kernelspec is installed and bubblewrap
-    builds the sandbox (:func:`.settings.find_and_try`)."""
+def sandbox_unavailable(kernel_spec_manager: Any, configured_bwrap: str) -> str | None:
+    """Why no sandboxed kernel can start here (None: one can): its kernelspec is not installed,
+    or bubblewrap cannot build the sandbox (:func:`.settings.find_and_try`)."""
     try:
         kernel_spec_manager.get_kernel_spec(SANDBOXED_KERNEL_NAME)
     except Exception:  # NoSuchKernel, or a kernelspec that does not load
-        return False
-    return find_and_try(configured_bwrap)[0] is not None
+        return f"the {SANDBOXED_KERNEL_NAME!r} kernelspec is not installed"
+    bwrap, because = find_and_try(configured_bwrap)
+    return None if bwrap is not None else because
+
+
+def sandbox_available(kernel_spec_manager: Any, configured_bwrap: str) -> bool:
+    """Whether a sandboxed kernel can start here (:func:`sandbox_unavailable`)."""
+    return sandbox_unavailable(kernel_spec_manager, configured_bwrap) is None
