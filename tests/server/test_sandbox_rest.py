@@ -4,6 +4,7 @@ only, applied or discarded file by file, journaled; and what the kernel then see
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -239,6 +240,31 @@ async def test_a_changed_table_file_is_shown_as_a_table_diff(
     assert text.startswith("1 row added, 1 row removed, 1 row changed, 1 row unchanged")
     assert "20 -> 25" in text
     assert "matched by position" not in text
+
+
+async def test_a_changed_sqlite_database_is_shown_by_its_tables_and_rows(
+    sandboxed_kernels, jp_fetch, jp_root_dir
+):
+    # Given a project database, and a sandboxed kernel that updates one row of it
+    pytest.importorskip("pandas")
+    connection = sqlite3.connect(Path(jp_root_dir) / "shop.sqlite")
+    connection.execute("CREATE TABLE sales (region TEXT, total INTEGER)")
+    connection.execute("INSERT INTO sales VALUES ('north', 10), ('south', 20)")
+    connection.commit()
+    connection.close()
+    kernel = await sandboxed_kernels()
+    await kernel.run(
+        "import sqlite3\nc = sqlite3.connect('shop.sqlite')\n"
+        "c.execute(\"UPDATE sales SET total = 25 WHERE region = 'south'\")\nc.commit()\nc.close()"
+    )
+    await change_sets(jp_fetch)
+    # When the person opens its preview
+    status, _, shown = await preview_of(jp_fetch, kernel.id, "shop.sqlite")
+    # Then it shows the table and the changed cell, not bytes
+    assert status == 200, shown
+    assert shown["summary"].endswith("a table)")
+    assert "sales" in shown["preview"]
+    assert "20 -> 25" in shown["preview"]
 
 
 async def test_a_table_without_an_identifying_column_is_matched_by_position(

@@ -19,6 +19,7 @@ from typing import Any
 from ...core import errors
 from ...previews.file_change import MAX_HELD_DIFF_BYTES, change_preview
 from ...previews.render_text import preview_of
+from ...previews.sqlite_file_change import is_sqlite, sqlite_change
 from ...previews.structured import StructuredPreview
 from ...previews.table_file_change import table_change, table_format
 from ...previews.text import size_text
@@ -208,12 +209,7 @@ def file_preview(project: Path, upper: Path, change: FileChange) -> dict[str, An
             summary = f"Delete {change.path} ({size_text(size)})"
             preview = preview_of(structured)
         else:
-            fmt = table_format(change.path)
-            table = (
-                table_change(change.path, old, new, fmt)
-                if fmt is not None and old is not None and new is not None
-                else None
-            )
+            table = _as_table(change.path, old, new)
             if table is not None:
                 summary = f"Replace {change.path} ({size_text(len(new or b''))}, a table)"
                 preview = preview_of(table)
@@ -229,6 +225,16 @@ def file_preview(project: Path, upper: Path, change: FileChange) -> dict[str, An
         "preview": preview.text,
         "structured": preview.structured,
     }
+
+
+def _as_table(path: str, old: bytes | None, new: bytes | None) -> StructuredPreview | None:
+    """A table diff of a CSV, Parquet or SQLite file both of whose versions read as one."""
+    if old is None or new is None:
+        return None
+    if is_sqlite(path, old) and is_sqlite(path, new):
+        return sqlite_change(path, old, new)
+    fmt = table_format(path)
+    return table_change(path, old, new, fmt) if fmt is not None else None
 
 
 def _listed_bytes(path: Path, state: FileState | None, listed_as: str, where: str) -> bytes | None:
