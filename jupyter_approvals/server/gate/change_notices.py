@@ -51,7 +51,11 @@ class ChangeNotices:
         session = connection.session
         try:
             _, fed = session.feed_identities(msg_list)
-            if session.unpack(_bytes(fed[1])).get("msg_type") != "status":
+            header = _bytes(fed[1])
+            # Outputs stream by the thousand: a JSON header without "status" is not unpacked.
+            if header[:1] == b"{" and b'"status"' not in header:
+                return
+            if session.unpack(header).get("msg_type") != "status":
                 return
             if session.unpack(_bytes(fed[4])).get("execution_state") != "idle":
                 return
