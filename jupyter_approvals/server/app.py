@@ -51,6 +51,7 @@ from .mirror.kernels import KERNEL_ACTIONS_EVENT, KernelLinks
 from .rest.agent_handlers import AgentPauseHandler, AgentsHandler
 from .rest.change_handlers import (
     ChangeDecisionHandler,
+    ChangeFilesHandler,
     ChangePreviewHandler,
     ChangesHandler,
 )
@@ -88,6 +89,7 @@ ROUTES: list[tuple[str, type[Any]]] = [
     (rf"/{API}/changes", ChangesHandler),
     (rf"/{API}/changes/([^/]+)", ChangeDecisionHandler),
     (rf"/{API}/changes/([^/]+)/preview", ChangePreviewHandler),
+    (rf"/{API}/changes/([^/]+)/files", ChangeFilesHandler),
 ]
 CONNECTION_SETTING = "kernel_websocket_connection_class"
 

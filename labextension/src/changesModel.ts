@@ -6,8 +6,20 @@ import { ServerConnection } from '@jupyterlab/services';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { PolledModel, PollState } from './polling';
-import { fetchChangePreview, fetchChangeSets, IChangePreview, postChangeDecision } from './request';
-import { IChangeDecisionReply, IChangeSet, IChangesReply, ISandboxState } from './tokens';
+import {
+  fetchChangePage,
+  fetchChangePreview,
+  fetchChangeSets,
+  IChangePreview,
+  postChangeDecision
+} from './request';
+import {
+  IChangeDecisionReply,
+  IChangePage,
+  IChangeSet,
+  IChangesReply,
+  ISandboxState
+} from './tokens';
 
 /** Poll intervals in ms: every 2 s; after an error, longer each time up to 15 s. */
 export const CHANGES_FREQUENCY = { interval: 2000, max: 15_000 };
@@ -53,6 +65,11 @@ export class ChangeSetsModel extends PolledModel<IChangesReply> {
     } finally {
       void this.refresh();
     }
+  }
+
+  /** More files of a listed change set, from `offset` on (a listing holds the first 1,000). */
+  page(changeSet: IChangeSet, offset: number): Promise<IChangePage> {
+    return fetchChangePage(changeSet.kernel_id, changeSet.fingerprint, offset, this._settings);
   }
 
   /** One file's change of a listed change set, as the server shows it from its bytes. */

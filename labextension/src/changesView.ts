@@ -101,43 +101,12 @@ export class ChangeSetSection {
     );
     const list = el('ul', 'jpa-Changes-files');
     for (const change of changeSet.changes) {
-      const item = el('li', `jpa-Changes-file jpa-mod-${change.kind}`, {
-        testid: 'jpa-changes-file'
-      });
-      if (highlighted?.has(change.path) || highlighted?.has(change.detail)) {
-        item.classList.add('jpa-mod-thisCell');
-        item.title = 'Changed by this cell';
-      }
-      const name =
-        change.kind === 'renamed'
-          ? `${visibleName(change.detail)} → ${visibleName(change.path)}`
-          : visibleName(change.path);
-      const show = el('button', 'jpa-Sidebar-link jpa-Changes-show', {
-        text: 'show',
-        testid: 'jpa-changes-show'
-      });
-      const preview = el('div', 'jpa-Changes-preview', { testid: 'jpa-changes-preview' });
-      preview.hidden = true;
-      show.addEventListener('click', () => this._togglePreview(changeSet, change, show, preview));
-      item.append(
-        el('span', 'jpa-Changes-kind', { text: VERBS[change.kind] }),
-        el('span', 'jpa-Changes-path', { text: name }),
-        el('span', 'jpa-Changes-size', {
-          text: change.kind === 'unsupported' ? visibleName(change.detail) : sizeOf(change)
-        }),
-        show
-      );
-      list.append(item, preview);
+      list.append(...this._fileItem(changeSet, change, highlighted));
     }
     section.append(list);
     const leftOut = changeSet.changes_left_out ?? 0;
     if (leftOut > 0) {
-      section.append(
-        el('div', 'jpa-Changes-leftOut', {
-          text: `and ${leftOut.toLocaleString()} more ${leftOut === 1 ? 'file' : 'files'}, in the counts above`,
-          testid: 'jpa-changes-left-out'
-        })
-      );
+      section.append(this._moreButton(changeSet, list, changeSet.changes.length, leftOut));
     }
     section.append(
       el('div', 'jpa-Changes-fingerprint', {
@@ -194,6 +163,76 @@ export class ChangeSetSection {
     actions.append(apply, discard);
     section.append(actions, result);
     return section;
+  }
+
+  /** One file's row, and the box its diff opens in. */
+  private _fileItem(
+    changeSet: IChangeSet,
+    change: IFileChange,
+    highlighted?: ReadonlySet<string>
+  ): HTMLElement[] {
+    const item = el('li', `jpa-Changes-file jpa-mod-${change.kind}`, {
+      testid: 'jpa-changes-file'
+    });
+    if (highlighted?.has(change.path) || highlighted?.has(change.detail)) {
+      item.classList.add('jpa-mod-thisCell');
+      item.title = 'Changed by this cell';
+    }
+    const name =
+      change.kind === 'renamed'
+        ? `${visibleName(change.detail)} → ${visibleName(change.path)}`
+        : visibleName(change.path);
+    const show = el('button', 'jpa-Sidebar-link jpa-Changes-show', {
+      text: 'show',
+      testid: 'jpa-changes-show'
+    });
+    const preview = el('div', 'jpa-Changes-preview', { testid: 'jpa-changes-preview' });
+    preview.hidden = true;
+    show.addEventListener('click', () => this._togglePreview(changeSet, change, show, preview));
+    item.append(
+      el('span', 'jpa-Changes-kind', { text: VERBS[change.kind] }),
+      el('span', 'jpa-Changes-path', { text: name }),
+      el('span', 'jpa-Changes-size', {
+        text: change.kind === 'unsupported' ? visibleName(change.detail) : sizeOf(change)
+      }),
+      show
+    );
+    return [item, preview];
+  }
+
+  /** "and N more files": a button that lists the next page of them from the server. */
+  private _moreButton(
+    changeSet: IChangeSet,
+    list: HTMLElement,
+    offset: number,
+    leftOut: number
+  ): HTMLElement {
+    const more = el('button', 'jpa-Sidebar-link jpa-Changes-leftOut', {
+      text: `and ${leftOut.toLocaleString()} more ${leftOut === 1 ? 'file' : 'files'}, in the counts above: list them`,
+      testid: 'jpa-changes-left-out'
+    });
+    more.addEventListener('click', () => {
+      more.disabled = true;
+      more.textContent = 'Listing…';
+      this._model
+        .page(changeSet, offset)
+        .then(page => {
+          for (const change of page.changes) {
+            list.append(...this._fileItem(changeSet, change));
+          }
+          const next = offset + page.changes.length;
+          more.replaceWith(
+            page.changes_left_out > 0
+              ? this._moreButton(changeSet, list, next, page.changes_left_out)
+              : el('span', 'jpa-Changes-leftOut')
+          );
+        })
+        .catch((error: Error) => {
+          more.disabled = false;
+          more.textContent = error.message;
+        });
+    });
+    return more;
   }
 
   /** Show (fetched once) or hide one file's change, as the server shows it from its bytes. */

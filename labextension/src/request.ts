@@ -9,6 +9,7 @@ import {
   API_NAMESPACE,
   IAgent,
   IChangeDecisionReply,
+  IChangePage,
   IChangesReply,
   IDecisionBody,
   IDecisionReply,
@@ -247,6 +248,22 @@ export interface IChangePreview {
 }
 
 /** `GET changes/{kernel_id}/preview?path=...`. */
+/** `GET changes/{kernel_id}/files`: the files of a listed change set from `offset` on. */
+export async function fetchChangePage(
+  kernelId: string,
+  fingerprint: string,
+  offset: number,
+  settings?: ServerConnection.ISettings
+): Promise<IChangePage> {
+  const query = new URLSearchParams({ fingerprint, offset: String(offset) }).toString();
+  const answer = await requestAPI<IChangePage>(
+    `changes/${encodeURIComponent(kernelId)}/files?${query}`,
+    { method: 'GET' },
+    settings
+  );
+  return answer.body;
+}
+
 export async function fetchChangePreview(
   kernelId: string,
   path: string,

@@ -106,6 +106,15 @@ export interface IChangesReply {
   sandbox?: ISandboxState;
 }
 
+/** The answer of `GET changes/{kernel_id}/files`: more files of a listed change set. */
+export interface IChangePage {
+  kernel_id: string;
+  fingerprint: string;
+  offset: number;
+  changes: IFileChange[];
+  changes_left_out: number;
+}
+
 /** The answer of `POST changes/{kernel_id}`. */
 export interface IChangeDecisionReply {
   ok: boolean;

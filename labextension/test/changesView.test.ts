@@ -199,3 +199,39 @@ describe('ChangesView where the sandbox cannot run', () => {
     expect(view.node.classList.contains('jpa-mod-empty')).toBe(false);
   });
 });
+
+describe('ChangesView with more files than a listing holds', () => {
+  it('lists the next files from the server when asked', async () => {
+    // Given a listing of 2 files of a set of 3
+    const set = changeSet({ changes_left_out: 1, counts: { created: 3 } });
+    set.changes = set.changes.slice(0, 2);
+    const model = modelWith([set]);
+    const asked: number[] = [];
+    model.page = async (_changeSet, offset) => {
+      asked.push(offset);
+      return {
+        kernel_id: set.kernel_id,
+        fingerprint: set.fingerprint,
+        offset,
+        changes: [{ path: 'third.txt', kind: 'created', before: null, after: null, detail: '' }],
+        changes_left_out: 0
+      };
+    };
+    const view = new ChangesView(model);
+    const more = view.node.querySelector<HTMLButtonElement>('[data-testid="jpa-changes-left-out"]');
+    expect(more?.textContent).toBe('and 1 more file, in the counts above: list them');
+    // When the person asks for them
+    more?.click();
+    await Promise.resolve();
+    await Promise.resolve();
+    // Then the server is asked from the third file on, and the file is listed
+    expect(asked).toEqual([2]);
+    const files = Array.from(view.node.querySelectorAll('[data-testid="jpa-changes-file"]'));
+    expect(files.map(file => file.querySelector('.jpa-Changes-path')?.textContent)).toEqual([
+      'out/report.md',
+      'sales.csv',
+      'third.txt'
+    ]);
+    expect(view.node.querySelector('[data-testid="jpa-changes-left-out"]')).toBeNull();
+  });
+});

@@ -352,6 +352,28 @@ async def test_a_huge_change_set_is_listed_in_part_and_decided_whole(
     assert len(listed["changes"]) == 1000
     assert listed["changes_left_out"] == 5
     assert listed["counts"] == {"created": 1005}
+    # When the person asks for the files after the first 1,000
+    status, _, page = await call(
+        jp_fetch,
+        APPROVALS_API,
+        "changes",
+        kernel.id,
+        "files",
+        params={"fingerprint": listed["fingerprint"], "offset": "1000"},
+    )
+    # Then the other 5 are listed, in order, and none is left out
+    assert status == 200, page
+    assert [c["path"] for c in page["changes"]] == [f"many/{i:04}.txt" for i in range(1000, 1005)]
+    assert page["changes_left_out"] == 0
+    # And a page of a change set never listed, or a malformed one, is refused
+    for params, code in (
+        ({"fingerprint": "sha256:" + "0" * 64, "offset": "0"}, "APPROVAL_NOT_ISSUED"),
+        ({"fingerprint": listed["fingerprint"], "offset": "-1"}, "APPROVAL_MALFORMED_MESSAGE"),
+    ):
+        _, _, refused = await call(
+            jp_fetch, APPROVALS_API, "changes", kernel.id, "files", params=params
+        )
+        assert refused["code"] == code, refused
     # And applying the change set applies every file of it
     await asyncio.sleep(1.1)
     status, _, answer = await decide(

@@ -57,6 +57,23 @@ class ChangePreviewHandler(ApprovalsHandler):
         self.reply(self.parts.change_sets.preview(kernel_id, path))
 
 
+class ChangeFilesHandler(ApprovalsHandler):
+    """``GET changes/{kernel_id}/files?fingerprint=F&offset=N``: more files of a listed set."""
+
+    @web.authenticated
+    @authorized
+    async def get(self, kernel_id: str) -> None:
+        """The files of the listed change set ``F`` from ``N`` on."""
+        self.check_not_agent()
+        fingerprint = self.get_query_argument("fingerprint", "")
+        offset = self.get_query_argument("offset", "0")
+        if not is_fingerprint(fingerprint) or not offset.isdigit():
+            raise errors.ApprovalMalformedMessage(
+                '"fingerprint" names a listed change set and "offset" is a count of files.'
+            )
+        self.reply(self.parts.change_sets.page(kernel_id, fingerprint, int(offset)))
+
+
 class ChangeDecisionHandler(ApprovalsHandler):
     """``POST changes/{kernel_id}``: apply or discard a kernel's change set."""
 

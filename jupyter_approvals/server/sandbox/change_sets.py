@@ -161,6 +161,27 @@ class ChangeSets:
         self._upper_written(kernel_id)
         return change_set, outcome
 
+    def page(self, kernel_id: str, fingerprint: str, offset: int) -> dict[str, Any]:
+        """The files of the change set listed as ``fingerprint`` from ``offset`` on (at most
+        :data:`MAX_LISTED_CHANGES`): a listing shows the first ones, this the others."""
+        entry = dict(self._entries()).get(kernel_id)
+        shown = entry.shown.get(fingerprint) if entry is not None else None
+        if entry is None or shown is None:
+            raise errors.ApprovalNotIssued(
+                "this change set was not listed by this server (or changed since): reload the list",
+                kernel_id=kernel_id,
+                fingerprint=fingerprint,
+            )
+        changes = shown.change_set.changes
+        rows = changes[offset : offset + MAX_LISTED_CHANGES]
+        return {
+            "kernel_id": kernel_id,
+            "fingerprint": fingerprint,
+            "offset": offset,
+            "changes": [_change_row(change) for change in rows],
+            "changes_left_out": max(0, len(changes) - offset - len(rows)),
+        }
+
     def preview(self, kernel_id: str, path: str) -> dict[str, Any]:
         """The preview of ``path`` in the kernel's change set as last listed."""
         entry = dict(self._entries()).get(kernel_id)
