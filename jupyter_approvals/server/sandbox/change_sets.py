@@ -19,9 +19,7 @@ from typing import Any
 from ...core import errors
 from ...previews.file_change import MAX_HELD_DIFF_BYTES, change_preview
 from ...previews.render_text import preview_of
-from ...previews.sqlite_file_change import is_sqlite, sqlite_change
 from ...previews.structured import StructuredPreview
-from ...previews.table_file_change import table_change, table_format
 from ...previews.text import size_text
 from .changes import ChangeSet, FileChange, FileState, compute_change_set
 from .command import KernelFolders
@@ -251,6 +249,13 @@ def file_preview(project: Path, upper: Path, change: FileChange) -> dict[str, An
 def _as_table(path: str, old: bytes | None, new: bytes | None) -> StructuredPreview | None:
     """A table diff of a CSV, Parquet or SQLite file both of whose versions read as one."""
     if old is None or new is None:
+        return None
+    # Imported here: the table engines need numpy and pandas, which the server extension
+    # does not depend on (without them a table file is shown as a line or byte diff).
+    try:
+        from ...previews.sqlite_file_change import is_sqlite, sqlite_change
+        from ...previews.table_file_change import table_change, table_format
+    except ImportError:
         return None
     if is_sqlite(path, old) and is_sqlite(path, new):
         return sqlite_change(path, old, new)
