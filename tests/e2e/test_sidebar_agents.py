@@ -11,6 +11,7 @@ import json
 import re
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -21,6 +22,19 @@ from tests.e2e.lab import LabServer, NotebookPage, Sidebar, save_screenshot
 pytestmark = pytest.mark.e2e
 
 expect.set_options(timeout=15_000)
+
+
+@pytest.fixture(scope="module")
+def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+    """JupyterLab with agents' writes held one by one (policy ``ask``): under the default,
+    ``sandbox``, an agent's file saves are staged in a change set instead."""
+    server = LabServer.start(
+        tmp_path_factory.mktemp("agents-lab"), ["--ApprovalsServer.agent_code=ask"]
+    )
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 def agent_call(server: LabServer, token: str, path: str, method: str = "GET", body=None):

@@ -14,7 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from jupyter_client.session import Session
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
 
@@ -73,6 +73,11 @@ def sandboxed_kernel_that_writes(server: LabServer, project: Path) -> str:
     return str(model["id"])
 
 
+def section_of(page: Page, kernel_id: str) -> Locator:
+    """The sidebar's change set of one kernel (those of kernels that ended stay listed)."""
+    return page.locator(f'[data-testid="jpa-changes"] [data-kernel-id="{kernel_id}"]')
+
+
 @pytest.fixture
 def project(lab_server: LabServer) -> Path:
     folder = lab_server.root / f"sandboxed-{uuid.uuid4().hex[:8]}"
@@ -85,12 +90,12 @@ def test_a_person_applies_a_sandboxed_kernels_changes_in_the_sidebar(
     lab_server: LabServer, page: Page, project: Path
 ):
     # Given a sandboxed kernel that rewrote sales.csv and wrote report.md, in its overlay
-    sandboxed_kernel_that_writes(lab_server, project)
+    kernel_id = sandboxed_kernel_that_writes(lab_server, project)
     assert (project / "sales.csv").read_text() == "id,total\n1,10\n"
     # When the person opens the sidebar
     page.goto(lab_server.url("lab"))
     Sidebar(page).open()
-    change_set = page.locator('[data-testid="jpa-changes-set"]')
+    change_set = section_of(page, kernel_id)
     # Then the change set is shown: counts first, each file, the fingerprint
     expect(change_set).to_be_visible()
     expect(change_set.locator('[data-testid="jpa-changes-counts"]')).to_have_text(
@@ -102,10 +107,10 @@ def test_a_person_applies_a_sandboxed_kernels_changes_in_the_sidebar(
     expect(files.nth(1)).to_contain_text(f"{project.name}/sales.csv")
     # When the person opens the modified file's change
     files.nth(1).locator('[data-testid="jpa-changes-show"]').click()
-    # Then its line diff shows the old and the new line, from the bytes
+    # Then it is compared as a table, from the bytes: the changed cell's old and new value
     shown = change_set.locator('[data-testid="jpa-changes-preview"]').nth(1)
-    expect(shown).to_contain_text("1,10")
-    expect(shown).to_contain_text("1,12")
+    expect(shown).to_contain_text("1 row changed")
+    expect(shown).to_contain_text("10 → 12")
     # When the person applies it, once the buttons let them
     apply = change_set.locator('[data-testid="jpa-changes-apply"]')
     expect(apply).to_be_enabled()
@@ -114,24 +119,24 @@ def test_a_person_applies_a_sandboxed_kernels_changes_in_the_sidebar(
     expect(page.locator('[data-testid="jpa-changes-note"]')).to_contain_text("2 applied")
     assert (project / "sales.csv").read_text() == "id,total\n1,12\n"
     assert (project / "report.md").read_text() == "# sales\n"
-    expect(page.locator('[data-testid="jpa-changes-set"]')).to_have_count(0)
+    expect(section_of(page, kernel_id)).to_have_count(0)
 
 
 def test_a_person_discards_a_sandboxed_kernels_changes_in_the_sidebar(
     lab_server: LabServer, page: Page, project: Path
 ):
     # Given a sandboxed kernel with the same changes
-    sandboxed_kernel_that_writes(lab_server, project)
+    kernel_id = sandboxed_kernel_that_writes(lab_server, project)
     page.goto(lab_server.url("lab"))
     Sidebar(page).open()
-    change_set = page.locator('[data-testid="jpa-changes-set"]')
+    change_set = section_of(page, kernel_id)
     # When the person discards them
     discard = change_set.locator('[data-testid="jpa-changes-discard"]')
     expect(discard).to_be_enabled()
     discard.click()
     # Then nothing reached the project and nothing is left to decide
     expect(page.locator('[data-testid="jpa-changes-note"]')).to_contain_text("2 discarded")
-    expect(page.locator('[data-testid="jpa-changes-set"]')).to_have_count(0)
+    expect(section_of(page, kernel_id)).to_have_count(0)
     assert (project / "sales.csv").read_text() == "id,total\n1,10\n"
     assert not (project / "report.md").exists()
 

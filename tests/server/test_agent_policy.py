@@ -155,7 +155,7 @@ async def test_without_authentication_agent_tokens_are_refused(jp_fetch, state_d
 
 @pytest.mark.parametrize("jp_server_config", [server_config()], indirect=True)
 async def test_the_doctor_fails_when_the_gate_is_swapped_out_and_the_sweep_restores_it(
-    jp_fetch, jp_serverapp
+    jp_fetch, jp_serverapp, approvals, monkeypatch
 ):
     # Given a server with the gate in force
     async def gate_check() -> dict:
@@ -172,7 +172,9 @@ async def test_the_doctor_fails_when_the_gate_is_swapped_out_and_the_sweep_resto
     # Then the gate's one-second sweep wraps it again
     await asyncio.sleep(1.5)
     assert settings["kernel_websocket_connection_class"].jupyter_approvals_wrapped
-    # When the identity provider in force is replaced by a plain one
+    # When the identity provider in force is replaced by a plain one (and the sweep, which
+    # would wrap it again within a second, does not run meanwhile)
+    monkeypatch.setattr(approvals, "keep_gate_in_force", lambda _settings: False)
     original = settings["identity_provider"]
     settings["identity_provider"] = IdentityProvider(token=original.token)
     try:
