@@ -21,6 +21,7 @@ TINY = [
     ("bench_diff.py", ["--lines", "2000", "--repeat", "1"], "ours (all hunks) / git ="),
     ("bench_table_diff.py", ["--rows", "2000", "--repeat", "1"], "key id: merge+indicator"),
     ("bench_table_write.py", ["--size-mib", "1", "--repeat", "1"], "ratio protected / plain"),
+    ("bench_large_csv.py", ["--size-mib", "1", "--repeat", "1"], "ratio preview / table diff"),
     pytest.param(
         "bench_pending.py",
         ["--kernels", "2", "--per-kernel", "1", "--busy", "1", "--rounds", "2"],

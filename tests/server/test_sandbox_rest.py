@@ -383,6 +383,31 @@ async def test_a_huge_change_set_is_listed_in_part_and_decided_whole(
     assert len(list((Path(jp_root_dir) / "many").iterdir())) == 1005
 
 
+async def test_a_csv_too_large_to_load_is_compared_line_by_line_from_the_listed_bytes(
+    sandboxed_kernels, jp_fetch, jp_root_dir, monkeypatch
+):
+    # Given a diff limit of 10 bytes (256 MiB in use), and a kernel that changed one row of a
+    # project CSV larger than that
+    from jupyter_approvals.server.sandbox import change_sets as module
+
+    monkeypatch.setattr(module, "MAX_HELD_DIFF_BYTES", 10)
+    (Path(jp_root_dir) / "sales.csv").write_text("id,total\n1,10\n2,20\n")
+    kernel = await sandboxed_kernels()
+    await kernel.run("open('sales.csv', 'w').write('id,total\\n1,10\\n2,25\\n')")
+    await change_sets(jp_fetch)
+    # When the person opens its preview
+    status, _, shown = await preview_of(jp_fetch, kernel.id, "sales.csv")
+    # Then the changed row is shown with its cell's old and new value
+    assert status == 200, shown
+    assert shown["summary"].endswith("a large table)")
+    assert "20 -> 25" in shown["preview"]
+    # When the kernel changes the file again after the listing
+    await kernel.run("open('sales.csv', 'w').write('id,total\\n1,10\\n2,99\\n')")
+    status, _, refused = await preview_of(jp_fetch, kernel.id, "sales.csv")
+    # Then the preview of other bytes than the listed ones is refused
+    assert (status, refused["code"]) == (409, "APPROVAL_FINGERPRINT_MISMATCH")
+
+
 async def test_a_file_too_large_to_diff_is_shown_by_sizes_and_digests_unread(
     sandboxed_kernels, jp_fetch, monkeypatch
 ):

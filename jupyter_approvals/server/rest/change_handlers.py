@@ -9,6 +9,7 @@ and so is a page of another origin. Every decision is journaled with what it did
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -54,7 +55,11 @@ class ChangePreviewHandler(ApprovalsHandler):
         path = self.get_query_argument("path", "")
         if not path:
             raise errors.ApprovalMalformedMessage('"path" names the listed file to preview.')
-        self.reply(self.parts.change_sets.preview(kernel_id, path))
+        # Off the event loop: a preview reads and diffs whole files (a large CSV for seconds).
+        loop = asyncio.get_running_loop()
+        self.reply(
+            await loop.run_in_executor(None, self.parts.change_sets.preview, kernel_id, path)
+        )
 
 
 class ChangeFilesHandler(ApprovalsHandler):

@@ -18,6 +18,7 @@ from typing import Any
 
 from ...core import errors
 from ...previews.file_change import MAX_HELD_DIFF_BYTES, change_preview
+from ...previews.large_csv_change import large_csv_change
 from ...previews.render_text import preview_of
 from ...previews.structured import StructuredPreview
 from ...previews.text import size_text
@@ -202,7 +203,22 @@ def file_preview(project: Path, upper: Path, change: FileChange) -> dict[str, An
     diff for text, sizes and digests otherwise. Refused when the overlay's file no longer has
     the listed bytes (the person would read other bytes than the fingerprint binds)."""
     listed = [state.size for state in (change.before, change.after) if state is not None]
-    if any(size > MAX_HELD_DIFF_BYTES for size in listed):
+    large = any(size > MAX_HELD_DIFF_BYTES for size in listed)
+    if large and change.kind == "modified" and change.path.lower().endswith(".csv"):
+        # Streamed once, line by line, never whole in memory; hashed on the way.
+        structured, found = large_csv_change(
+            change.path, project / change.path, upper / change.path
+        )
+        if (found.old_sha256, found.new_sha256) != (
+            change.before.sha256 if change.before else "",
+            change.after.sha256 if change.after else "",
+        ):
+            raise errors.ApprovalFingerprintMismatch(
+                f"{change.path} changed after it was listed: reload the list", path=change.path
+            )
+        summary = f"Replace {change.path} ({size_text(listed[-1])}, a large table)"
+        preview = preview_of(structured)
+    elif large:
         # Never read whole into the server's memory: the listed sizes and digests are shown.
         structured = StructuredPreview()
         for label, state in (("before", change.before), ("after", change.after)):
