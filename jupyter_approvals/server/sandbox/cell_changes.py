@@ -108,10 +108,6 @@ class CellChanges:
             self._notices.popitem(last=False)
         return notice
 
-    def forget(self, kernel_id: str) -> None:
-        """The kernel ended."""
-        self._seen.pop(kernel_id, None)
-
 
 def change_notice(kernel_id: str, paths: list[str], deleted: int) -> dict[str, Any]:
     """The ``display_data`` content of an execution that changed ``paths`` in its sandbox."""
