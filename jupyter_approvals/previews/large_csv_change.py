@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from .structured import StructuredPreview
-from .table_structured import STRUCTURED_ROWS
+from .table_head import STRUCTURED_ROWS
 
 #: Bytes read at a time from each file.
 _BLOCK = 1 << 20

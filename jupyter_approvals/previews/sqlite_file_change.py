@@ -18,7 +18,8 @@ from typing import Any
 
 from .structured import StructuredPreview
 from .table_diff import EXAMPLES, diff_rows
-from .table_structured import STRUCTURED_ROWS, ColumnTypes, StructuredComparison
+from .table_head import STRUCTURED_ROWS
+from .table_structured import ColumnTypes, StructuredComparison
 from .text import Deadline
 
 #: The first bytes of every SQLite 3 database file.

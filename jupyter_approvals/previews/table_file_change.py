@@ -17,7 +17,8 @@ from typing import Any
 
 from .structured import StructuredPreview
 from .table_diff import EXAMPLES, diff_columns, diff_rows
-from .table_structured import STRUCTURED_ROWS, ColumnTypes, StructuredComparison
+from .table_head import STRUCTURED_ROWS
+from .table_structured import ColumnTypes, StructuredComparison
 from .text import Deadline
 
 #: How both sides of a CSV comparison are read: every cell as its text, an empty cell as "".

@@ -18,11 +18,9 @@ from typing import Any
 
 from .structured import StructuredPreview
 from .table_diff import ColumnDiff, RowDiff
-from .table_head import HEAD_COLUMNS, HEAD_ROWS
+from .table_head import HEAD_COLUMNS, HEAD_ROWS, STRUCTURED_ROWS
 from .text import Deadline, plural
 
-#: Rows of each kind (changed, added, removed) and column changes a structured preview shows.
-STRUCTURED_ROWS = 20
 #: Columns of a structured row table besides the key (the rest are counted).
 TABLE_COLUMNS = HEAD_COLUMNS
 

@@ -19,9 +19,8 @@ from typing import Any
 
 from ...previews.structured import StructuredPreview
 from ...previews.table_diff import EXAMPLES, ColumnDiff, RowDiff, diff_columns, diff_rows
-from ...previews.table_head import HEAD_COLUMNS, HEAD_ROWS
+from ...previews.table_head import HEAD_COLUMNS, HEAD_ROWS, STRUCTURED_ROWS
 from ...previews.table_structured import (
-    STRUCTURED_ROWS,
     TABLE_COLUMNS,
     ColumnTypes,
     StructuredComparison,

@@ -12,7 +12,7 @@ from jupyter_approvals.core.structured import checked_structured
 from jupyter_approvals.ops import write_table
 from jupyter_approvals.previews.render_text import render_text
 from jupyter_approvals.previews.structured import STRUCTURED_BUDGET
-from jupyter_approvals.previews.table_structured import STRUCTURED_ROWS
+from jupyter_approvals.previews.table_head import STRUCTURED_ROWS
 from jupyter_approvals.previews.text import PREVIEW_BUDGET
 
 from ..conftest import ask, request_of
