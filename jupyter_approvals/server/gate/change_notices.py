@@ -10,22 +10,19 @@ comes from the server, not the kernel: the kernel cannot suppress it.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 from jupyter_client.session import Session
 
 from ..sandbox.cell_changes import CellChanges
-from .kernel_messages import IncomingMessage, encode_reply
-
-
-def _bytes(frame: Any) -> bytes:
-    return frame if isinstance(frame, bytes) else bytes(getattr(frame, "bytes", frame))
+from .kernel_messages import IncomingMessage, channel_of, encode_reply, frame_bytes
 
 
 class ChangeNotices:
     """Watches executions in sandboxed kernels and writes their notices (one per server)."""
 
-    def __init__(self, cell_changes: CellChanges, is_sandboxed: Any) -> None:
+    def __init__(self, cell_changes: CellChanges, is_sandboxed: Callable[[str], bool]) -> None:
         self.cell_changes = cell_changes
         self._is_sandboxed = is_sandboxed
         self._session = Session(username="jupyter-approvals")
@@ -42,7 +39,7 @@ class ChangeNotices:
     def outgoing(self, connection: Any, stream: Any, msg_list: list[Any]) -> None:
         """Before a sandboxed kernel's idle after an execution reaches a client, send the
         client that execution's notice, if it changed anything."""
-        channel = stream if isinstance(stream, str) else getattr(stream, "channel", None)
+        channel = channel_of(stream)
         if channel != "iopub":
             return
         kernel_id = str(getattr(connection, "kernel_id", "") or "")
@@ -51,15 +48,15 @@ class ChangeNotices:
         session = connection.session
         try:
             _, fed = session.feed_identities(msg_list)
-            header = _bytes(fed[1])
+            header = frame_bytes(fed[1])
             # Outputs stream by the thousand: a JSON header without "status" is not unpacked.
             if header[:1] == b"{" and b'"status"' not in header:
                 return
             if session.unpack(header).get("msg_type") != "status":
                 return
-            if session.unpack(_bytes(fed[4])).get("execution_state") != "idle":
+            if session.unpack(frame_bytes(fed[4])).get("execution_state") != "idle":
                 return
-            parent = session.unpack(_bytes(fed[2]))
+            parent = session.unpack(frame_bytes(fed[2]))
         except Exception:  # not a message of the kernel's: the server reports it, not us
             return
         if not isinstance(parent, dict) or parent.get("msg_type") != "execute_request":

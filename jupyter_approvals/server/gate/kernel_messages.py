@@ -26,6 +26,16 @@ from ...core.protocol import STAMP_KEY
 V1_PROTOCOL = "v1.kernel.websocket.jupyter.org"
 
 
+def frame_bytes(frame: Any) -> bytes:
+    """One frame of a message a kernel sent, as bytes (ZeroMQ may hand a ``Frame``)."""
+    return frame if isinstance(frame, bytes) else bytes(getattr(frame, "bytes", frame))
+
+
+def channel_of(stream: Any) -> str | None:
+    """The channel of the stream a kernel's message came on (its name, or the stream)."""
+    return stream if isinstance(stream, str) else getattr(stream, "channel", None)
+
+
 @dataclass
 class IncomingMessage:
     """One message from a client: its channel, header, and how to re-encode it."""

@@ -25,7 +25,7 @@ from .change_notices import ChangeNotices
 from .held_code import pending_text, refusal_text
 from .hold import AgentHold
 from .identity import AgentUser, display_name_of, is_agent, username_of
-from .kernel_messages import IncomingMessage, decode, encode_reply
+from .kernel_messages import IncomingMessage, channel_of, decode, encode_reply, frame_bytes
 from .limits import AgentLimits
 
 #: Message types an agent may send on the shell or control channel. Not complete_request or
@@ -45,10 +45,6 @@ _UNKNOWN_OUTCOME = (
     "OutcomeUnknown: the agent's connection closed before the kernel replied; the code was "
     "sent to the kernel and may have run"
 )
-
-
-def _bytes(frame: Any) -> bytes:
-    return frame if isinstance(frame, bytes) else bytes(getattr(frame, "bytes", frame))
 
 
 class KernelScreen:
@@ -216,27 +212,27 @@ class KernelScreen:
         it publishes are remembered (:mod:`.approved_outputs`)."""
         if not self._awaiting and not self.approved_outputs.watching:
             return  # the person's traffic pays two checks
-        channel = stream if isinstance(stream, str) else getattr(stream, "channel", None)
+        channel = channel_of(stream)
         if channel not in ("shell", "iopub"):
             return
         session = connection.session
         try:
             _, fed = session.feed_identities(msg_list)
-            header = session.unpack(_bytes(fed[1]))
+            header = session.unpack(frame_bytes(fed[1]))
             msg_type = header.get("msg_type")
             if msg_type != "execute_reply" and msg_type not in OUTPUT_TYPES:
                 return
-            parent_id = str(session.unpack(_bytes(fed[2])).get("msg_id"))
+            parent_id = str(session.unpack(frame_bytes(fed[2])).get("msg_id"))
             key = (id(connection), parent_id)
             if channel == "iopub":
                 if self.approved_outputs.asked_on(parent_id, id(connection)):
                     self.approved_outputs.published(
-                        parent_id, msg_type, session.unpack(_bytes(fed[4]))
+                        parent_id, msg_type, session.unpack(frame_bytes(fed[4]))
                     )
                 return
             if key not in self._awaiting:
                 return
-            content = session.unpack(_bytes(fed[4]))
+            content = session.unpack(frame_bytes(fed[4]))
         except Exception:  # not a message of the kernel's: the server reports it, not us
             return
         _, lease = self._awaiting.pop(key)
