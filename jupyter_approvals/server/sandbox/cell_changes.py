@@ -15,7 +15,6 @@ notice that cell code forges can point only at a kernel's real change set.
 
 from __future__ import annotations
 
-import os
 import stat
 from collections import OrderedDict
 from collections.abc import Callable
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ...core.visible import make_visible
+from .changes import is_whiteout, upper_stats
 from .command import KernelFolders
 
 #: The MIME type of the notice the notebook's card renders (docs/protocol.md 6.6).
@@ -32,36 +32,18 @@ NAMED_IN_NOTICE = 20
 #: Executions whose notice is kept, for the other clients of the kernel.
 _NOTICES_KEPT = 256
 
-_Entry = tuple[int, int, int, int]
+_Entry = tuple[int, int, int, bool]
 
 
 def upper_entries(upper: Path) -> dict[str, _Entry]:
-    """Every entry below ``upper`` (POSIX path relative to it) with its type and permission
-    bits, size, modification time and device number (a whiteout is a device 0/0)."""
-    found: dict[str, _Entry] = {}
-    stack = [""]
-    while stack:
-        relative = stack.pop()
-        try:
-            with os.scandir(upper / relative) as entries:
-                for entry in entries:
-                    path = f"{relative}/{entry.name}" if relative else entry.name
-                    try:
-                        info = entry.stat(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    if stat.S_ISDIR(info.st_mode):
-                        stack.append(path)
-                        continue  # a folder's times move with what is below it
-                    found[path] = (info.st_mode, info.st_size, info.st_mtime_ns, info.st_rdev)
-        except OSError:
-            continue
-    return found
-
-
-def _is_whiteout(entry: _Entry) -> bool:
-    """overlayfs's mark of a deletion: a character device 0/0 (as :func:`.changes.is_whiteout`)."""
-    return stat.S_ISCHR(entry[0]) and entry[3] == 0
+    """Every entry below ``upper`` but folders (whose times move with what is below them),
+    by POSIX path relative to it: its type and permission bits, size, modification time, and
+    whether it is a whiteout (the mark of a deletion)."""
+    return {
+        path: (info.st_mode, info.st_size, info.st_mtime_ns, is_whiteout(info))
+        for path, info in upper_stats(upper)
+        if not stat.S_ISDIR(info.st_mode)
+    }
 
 
 class CellChanges:
@@ -101,7 +83,7 @@ class CellChanges:
             self._seen[kernel_id] = now
             changed = sorted(path for path, entry in now.items() if before.get(path) != entry)
             if changed:
-                deleted = sum(1 for path in changed if _is_whiteout(now[path]))
+                deleted = sum(1 for path in changed if now[path][3])
                 notice = change_notice(kernel_id, changed, deleted)
         self._notices[key] = notice
         if len(self._notices) > _NOTICES_KEPT:

@@ -131,6 +131,28 @@ def is_whiteout(info: os.stat_result) -> bool:
     return stat.S_ISCHR(info.st_mode) and info.st_rdev == 0
 
 
+def upper_stats(upper: Path) -> Iterator[tuple[str, os.stat_result]]:
+    """Every entry below the upper folder ``upper`` (folders too), as its POSIX path relative
+    to ``upper`` and its own status (links not followed), in no set order. Entries that vanish
+    while the folder is walked are passed over."""
+    stack = [""]
+    while stack:
+        relative = stack.pop()
+        try:
+            with os.scandir(upper / relative) as entries:
+                for entry in entries:
+                    path = f"{relative}/{entry.name}" if relative else entry.name
+                    try:
+                        info = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if stat.S_ISDIR(info.st_mode):
+                        stack.append(path)
+                    yield path, info
+        except OSError:
+            continue
+
+
 def is_opaque(folder: Path) -> bool:
     """Whether an upper folder hides the project's folder of the same name."""
     for name in _OPAQUE:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import stat
 import time
 from collections.abc import Callable, Iterable
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ...core import errors
+from .changes import upper_stats
 from .command import KernelFolders
 
 #: A look that took longer than this waits proportionally longer before the next (a kernel
@@ -28,27 +28,14 @@ _LOOK_BUDGET = 0.05
 
 
 def upper_bytes(upper: Path, stop_above: int) -> int:
-    """The bytes the files below ``upper`` hold on disk (allocated blocks, at least the size
-    of each), added up until they pass ``stop_above``."""
+    """The bytes the entries below ``upper`` hold on disk (allocated blocks, at least the size
+    of each file), added up until they pass ``stop_above``."""
     total = 0
-    stack = [upper]
-    while stack:
-        folder = stack.pop()
-        try:
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    try:
-                        info = entry.stat(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    if stat.S_ISDIR(info.st_mode):
-                        stack.append(Path(entry.path))
-                    size = info.st_size if stat.S_ISREG(info.st_mode) else 0
-                    total += max(info.st_blocks * 512, size)
-                    if total > stop_above:
-                        return total
-        except OSError:
-            continue
+    for _path, info in upper_stats(upper):
+        size = info.st_size if stat.S_ISREG(info.st_mode) else 0
+        total += max(info.st_blocks * 512, size)
+        if total > stop_above:
+            break
     return total
 
 
