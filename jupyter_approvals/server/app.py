@@ -287,12 +287,8 @@ class ApprovalsServer(ExtensionApp):
                 agent_upper(
                     state_dir / KERNELS_FOLDER,
                     agent,
-                    (
-                        (kernel_id, folders)
-                        for kernel_id, started_by in list(gate.kernels_started.items())
-                        if started_by == agent
-                        and (folders := sandbox_folders(serverapp.kernel_manager, kernel_id))
-                    ),
+                    [k for k, by in gate.kernels_started.items() if by == agent],
+                    lambda kernel_id: sandbox_folders(serverapp.kernel_manager, kernel_id),
                 )
                 if self.agent_code == "sandbox"
                 else None

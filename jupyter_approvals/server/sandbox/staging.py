@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
 
 from ...core import errors
@@ -86,15 +86,18 @@ def stage_bytes(upper: str, relative: str, data: bytes) -> int:
 
 
 def agent_upper(
-    kernels_root: Path, agent: str, agents_kernels: Iterable[tuple[str, KernelFolders]]
+    kernels_root: Path,
+    agent: str,
+    agents_kernels: Sequence[str],
+    folders_of: Callable[[str], KernelFolders | None],
 ) -> tuple[str, Path]:
-    """Where ``agent``'s saves are staged: the upper folder of the last of its running
-    sandboxed kernels (``agents_kernels``, oldest first), else a staging folder of its own."""
-    last = None
-    for found in agents_kernels:
-        last = found
-    if last is not None:
-        return last[0], last[1].upper
+    """Where ``agent``'s saves are staged: the upper folder of the last of the kernels it
+    started (``agents_kernels``, oldest first) that runs sandboxed now, else a staging folder
+    of its own."""
+    for kernel_id in reversed(agents_kernels):
+        folders = folders_of(kernel_id)
+        if folders is not None:
+            return kernel_id, folders.upper
     own = KernelFolders(kernels_root / f"{AGENT_FOLDER_PREFIX}{agent}", kernels_root)
     own.upper.mkdir(mode=0o700, parents=True, exist_ok=True)
     return own.root.name, own.upper
