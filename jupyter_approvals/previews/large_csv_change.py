@@ -40,8 +40,8 @@ class LineComparison:
     unchanged: int = 0
     added: int = 0
     removed: int = 0
-    #: (line number, old line, new line) of the first changed rows.
-    examples: list[tuple[int, str, str]] = field(default_factory=list)
+    #: (line number, old cells, new cells) of the first changed rows.
+    examples: list[tuple[int, list[str], list[str]]] = field(default_factory=list)
 
 
 def compare_lines(old: BinaryIO, new: BinaryIO, keep: int = STRUCTURED_ROWS) -> LineComparison:
@@ -53,7 +53,7 @@ def compare_lines(old: BinaryIO, new: BinaryIO, keep: int = STRUCTURED_ROWS) -> 
     old_digest, new_digest = hashlib.sha256(), hashlib.sha256()
     old_lines, new_lines = _lines(old, old_digest), _lines(new, new_digest)
     first_old, first_new = next(old_lines, None), next(new_lines, None)
-    found.header = (_cells(first_old), _cells(first_new))
+    found.header = (_cells(_text(first_old)), _cells(_text(first_new)))
     before: list[bytes] = []
     after: list[bytes] = []
     number = 1  # the line number of the last line compared
@@ -71,7 +71,8 @@ def compare_lines(old: BinaryIO, new: BinaryIO, keep: int = STRUCTURED_ROWS) -> 
         found.unchanged += count - changed
         if changed and len(found.examples) < keep:
             for at in compress(range(count), differs):
-                found.examples.append((number + 1 + at, _text(before[at]), _text(after[at])))
+                old_cells, new_cells = _cells(_text(before[at])), _cells(_text(after[at]))
+                found.examples.append((number + 1 + at, old_cells, new_cells))
                 if len(found.examples) == keep:
                     break
         number += count
@@ -107,11 +108,11 @@ def _text(line: bytes | None) -> str:
     return (line or b"").decode("utf-8", errors="replace").rstrip("\r\n")
 
 
-def _cells(line: bytes | None) -> list[str]:
+def _cells(text: str) -> list[str]:
     try:
-        return next(csv.reader([_text(line)]), [])
+        return next(csv.reader([text]), [])
     except csv.Error:
-        return [_text(line)]
+        return [text]
 
 
 def large_csv_change(
@@ -140,18 +141,15 @@ def large_csv_change(
             "Most rows differ at the same position: rows were probably inserted or removed "
             "before them, and the rows after are counted as changed"
         )
-    width = max(
-        (len(new_header), *(len(_cells(n.encode())) for _, _, n in found.examples)), default=0
-    )
+    width = max([len(new_header), *(len(after) for _, _, after in found.examples)])
     names = [*new_header, *(f"column {i + 1}" for i in range(len(new_header), width))]
     table = structured.table(
         [("line", None, True), *((name, None, False) for name in names)],
         title=f"Changed rows (old -> new; {len(found.examples)} of {found.changed:,})",
     )
-    for number, before, after in found.examples:
+    for number, old_cells, new_cells in found.examples:
         if table is None:
             break
-        old_cells, new_cells = _cells(before.encode()), _cells(after.encode())
         cells: list[str | tuple[str, str]] = [str(number)]
         for at in range(width):
             was = old_cells[at] if at < len(old_cells) else ""
