@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import hashlib
 
-from ..core import errors
 from .line_diff import add_diff, is_binary
 from .render_text import preview_of
-from .source_encoding import misread_encoding
+from .source_encoding import refuse_misread_source
 from .structured import Preview, StructuredPreview
 from .text import Deadline, size_text
 
@@ -39,15 +38,7 @@ def change_preview(
     Raises APPROVAL_SOURCE_ENCODING when Python would read ``new`` otherwise than it is shown
     (a PEP 263 coding cookie).
     """
-    encoding = misread_encoding(new)
-    if encoding is not None:
-        raise errors.ApprovalSourceEncoding(
-            f"{api_path} declares the source encoding {encoding!r}: Python would read other "
-            "text than the preview shows a person. Nothing was written. Save it as UTF-8 "
-            "(without a coding line, or with '# coding: utf-8').",
-            path=api_path,
-            encoding=encoding,
-        )
+    refuse_misread_source(api_path, new)
     structured = StructuredPreview()
     verb = "Create" if old is None else "Replace"
     summary = f"{verb} {api_path} ({size_text(len(new))})"

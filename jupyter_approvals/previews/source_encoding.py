@@ -11,6 +11,8 @@ from __future__ import annotations
 import io
 import tokenize
 
+from ..core import errors
+
 #: Encodings under which Python reads exactly what a UTF-8 preview shows.
 _AS_SHOWN = frozenset({"utf-8", "utf-8-sig"})
 
@@ -33,3 +35,17 @@ def misread_encoding(data: bytes) -> str | None:
     except (UnicodeDecodeError, LookupError):
         return None  # Python cannot decode it either: it would not run
     return None if read == shown else encoding
+
+
+def refuse_misread_source(api_path: str, data: bytes, shown_in: str = "the preview") -> None:
+    """Refuse (``APPROVAL_SOURCE_ENCODING``) to write ``data`` at ``api_path`` when Python
+    would read it otherwise than ``shown_in`` shows it to a person (:func:`misread_encoding`)."""
+    encoding = misread_encoding(data)
+    if encoding is not None:
+        raise errors.ApprovalSourceEncoding(
+            f"{api_path} declares the source encoding {encoding!r}: Python would read other "
+            f"text than {shown_in} shows a person. Nothing was written. Save it as UTF-8 "
+            "(without a coding line, or with '# coding: utf-8').",
+            path=api_path,
+            encoding=encoding,
+        )

@@ -17,8 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ...core import errors
-from ...previews.source_encoding import misread_encoding
+from ...previews.source_encoding import refuse_misread_source
 from ..sandbox.staging import stage_bytes
 
 #: Where an agent's saves are staged: (the change set's id, its upper folder), or None.
@@ -46,16 +45,8 @@ class StagedWrites:
     def _stage(
         self, agent: str, change_set: str, upper: Path, api_path: str, data: bytes
     ) -> dict[str, Any]:
-        encoding = misread_encoding(data)
-        if encoding is not None:
-            # The person would read other text than Python runs: refused as a held write is.
-            raise errors.ApprovalSourceEncoding(
-                f"{api_path} declares the source encoding {encoding!r}: Python would read "
-                "other text than the change set shows a person. Nothing was written. Save it "
-                "as UTF-8.",
-                path=api_path,
-                encoding=encoding,
-            )
+        # The person would read other text than Python runs: refused as a held write is.
+        refuse_misread_source(api_path, data, shown_in="the change set")
         stage_bytes(str(upper), api_path, data)
         digest = hashlib.sha256(data).hexdigest()
         self._journal(
