@@ -158,7 +158,7 @@ async def test_a_decision_on_a_change_set_never_shown_or_malformed_is_refused(
     assert not (Path(jp_root_dir) / "x.csv").exists()
 
 
-async def test_an_agent_can_neither_list_nor_decide_change_sets(
+async def test_an_agent_can_neither_list_page_nor_decide_change_sets(
     sandboxed_kernels, jp_fetch, jp_root_dir, state_dir
 ):
     # Given a sandboxed kernel with a change, and an agent's token
@@ -167,16 +167,26 @@ async def test_an_agent_can_neither_list_nor_decide_change_sets(
     await kernel.run("open('x.csv', 'w').write('x\\n')")
     [listed] = await change_sets(jp_fetch)
     await asyncio.sleep(1.1)
-    # When the agent lists the change sets, and applies its own
+    # When the agent lists the change sets, pages through its files, and applies its own
     listed_status, _, _ = await call(jp_fetch, APPROVALS_API, "changes", token=token)
+    paged_status, _, paged = await call(
+        jp_fetch,
+        APPROVALS_API,
+        "changes",
+        kernel.id,
+        "files",
+        params={"fingerprint": listed["fingerprint"], "offset": "0"},
+        token=token,
+    )
     status, _, answer = await decide(
         jp_fetch,
         kernel.id,
         {"decision": "apply", "fingerprint": listed["fingerprint"]},
         token=token,
     )
-    # Then both are refused as an agent's, and nothing reaches the project
+    # Then all are refused as an agent's, and nothing reaches the project
     assert listed_status == 403
+    assert (paged_status, paged["code"]) == (403, "APPROVAL_AGENT_FORBIDDEN")
     assert (status, answer["code"]) == (403, "APPROVAL_AGENT_FORBIDDEN")
     assert not (Path(jp_root_dir) / "x.csv").exists()
 
