@@ -294,6 +294,8 @@ class ApprovalsServer(ExtensionApp):
                 else None
             ),
             journals.append,
+            root,
+            self.sandbox_overlay_bytes,
         )
         ContentsHold(
             hold, root, lambda: self._secret_dirs(state_dir), self.log, staging=staged

@@ -53,6 +53,12 @@ async def call(jp_fetch, *parts, token: str | None = None, **kwargs) -> tuple[in
     return response.code, dict(response.headers.get_all()), body
 
 
+async def rename(jp_fetch, token: str, old: str, new: str) -> tuple[int, dict, Any]:
+    """An agent's rename over the contents API, as JupyterLab's file browser sends it."""
+    body = json.dumps({"path": new})
+    return await call(jp_fetch, "api", "contents", old, method="PATCH", body=body, token=token)
+
+
 #: The REST prefix of jupyter-approvals.
 APPROVALS_API = "jupyter-approvals/api"
 

@@ -35,7 +35,7 @@ from ...core.fingerprint import fingerprint
 
 ChangeKind = Literal["created", "modified", "deleted", "renamed", "unsupported"]
 #: Extended attributes that mark an opaque folder (unprivileged overlays use ``user.``).
-_OPAQUE = ("user.overlay.opaque", "trusted.overlay.opaque")
+OPAQUE_XATTRS = ("user.overlay.opaque", "trusted.overlay.opaque")
 _CHUNK = 1 << 20
 
 
@@ -155,7 +155,7 @@ def upper_stats(upper: Path) -> Iterator[tuple[str, os.stat_result]]:
 
 def is_opaque(folder: Path) -> bool:
     """Whether an upper folder hides the project's folder of the same name."""
-    for name in _OPAQUE:
+    for name in OPAQUE_XATTRS:
         try:
             if os.getxattr(folder, name, follow_symlinks=False) == b"y":
                 return True

@@ -15,6 +15,11 @@ place (same inode): a running kernel that already read it sees the new bytes. A 
 seen by the kernel unless it looked that name up since it started (overlayfs keeps what it
 found then; it sees the file after a restart). A whiteout (the kernel deleted the project's
 file) is replaced by the new file.
+
+A deletion is staged the way overlayfs stages one: what the upper folder holds at the path is
+removed (through open folders: a link on the way is removed, never followed) and, where the
+project has an entry there, a whiteout (a character device 0/0, which Linux 5.8 and later
+lets any user make) hides it.
 """
 
 from __future__ import annotations
@@ -22,10 +27,11 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path, PurePosixPath
 
 from ...core import errors
+from .changes import is_whiteout
 from .command import KernelFolders
 
 #: The prefix of an agent's own staging folder among the kernels' folders.
@@ -41,12 +47,12 @@ def _refused(relative: str, why: str) -> errors.ApprovalChangeUnsupported:
     )
 
 
-def stage_bytes(upper: str, relative: str, data: bytes) -> int:
-    """Write ``data`` at ``relative`` (POSIX, below the project) in the upper folder ``upper``;
-    returns the file's permission bits. Refused (``APPROVAL_CHANGE_UNSUPPORTED``) where a link,
-    a special file or a file where a folder should be stands in the way."""
+@contextlib.contextmanager
+def _parent_folder(upper: str, relative: str) -> Iterator[tuple[int, str]]:
+    """The open folder that holds ``relative`` in ``upper`` (created where missing, links
+    never followed) and the entry's name in it."""
     parts = PurePosixPath(relative).parts
-    if not parts or any(part in ("", ".", "..") for part in parts):
+    if not parts or any(part in ("", ".", "..", "/") for part in parts):
         raise _refused(relative, "the path is not a plain path below the project")
     folder = os.open(upper, _FOLDER_FLAGS)
     try:
@@ -59,10 +65,27 @@ def stage_bytes(upper: str, relative: str, data: bytes) -> int:
                 raise _refused(relative, f"{part} is not a folder there") from exc
             os.close(folder)
             folder = inner
-        name = parts[-1]
+        yield folder, parts[-1]
+    finally:
+        os.close(folder)
+
+
+def stage_bytes(upper: str, relative: str, data: bytes) -> int:
+    """Write ``data`` at ``relative`` (POSIX, below the project) in the upper folder ``upper``;
+    returns the file's permission bits. Refused (``APPROVAL_CHANGE_UNSUPPORTED``) where a link,
+    a special file or a file where a folder should be stands in the way."""
+    return stage_stream(upper, relative, [data])
+
+
+def stage_stream(
+    upper: str, relative: str, chunks: Iterable[bytes], mode: int | None = None
+) -> int:
+    """Write the bytes of ``chunks`` at ``relative`` in ``upper`` as :func:`stage_bytes` does,
+    with the permission bits ``mode`` if given; returns the file's permission bits."""
+    with _parent_folder(upper, relative) as (folder, name):
         with contextlib.suppress(FileNotFoundError):
             found = os.stat(name, dir_fd=folder, follow_symlinks=False)
-            if stat.S_ISCHR(found.st_mode) and found.st_rdev == 0:
+            if is_whiteout(found):
                 os.unlink(name, dir_fd=folder)  # a whiteout: the new file takes its place
         try:
             handle = os.open(name, _FILE_FLAGS, 0o644, dir_fd=folder)
@@ -74,15 +97,59 @@ def stage_bytes(upper: str, relative: str, data: bytes) -> int:
                 raise _refused(relative, "a special file is in its place")
             os.set_blocking(handle, True)
             os.ftruncate(handle, 0)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(handle, view) :]
+            for chunk in chunks:
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(handle, view) :]
+            if mode is not None:
+                os.fchmod(handle, mode & 0o777)
             os.fsync(handle)
-            return stat.S_IMODE(opened.st_mode)
+            return stat.S_IMODE(os.fstat(handle).st_mode)
         finally:
             os.close(handle)
+
+
+def _remove_tree(parent: int, name: str) -> None:
+    """Remove the folder ``name`` of the open folder ``parent`` and all below it, through
+    open folders: a link met on the way is removed, never followed."""
+    try:
+        folder = os.open(name, _FOLDER_FLAGS, dir_fd=parent)
+    except OSError:  # swapped for a link or a file meanwhile: removed as one
+        os.unlink(name, dir_fd=parent)
+        return
+    try:
+        for entry in os.listdir(folder):
+            info = os.stat(entry, dir_fd=folder, follow_symlinks=False)
+            if stat.S_ISDIR(info.st_mode):
+                _remove_tree(folder, entry)
+            else:
+                os.unlink(entry, dir_fd=folder)
     finally:
         os.close(folder)
+    os.rmdir(name, dir_fd=parent)
+
+
+def stage_removal(upper: str, relative: str, *, in_project: bool) -> None:
+    """Stage the deletion of the file or folder at ``relative``: whatever the upper folder
+    holds there is removed (a folder with all below it, links never followed) and, where the
+    project has an entry there (``in_project``), a whiteout hides it. Refused
+    (``APPROVAL_CHANGE_UNSUPPORTED``) where this kernel cannot make a whiteout."""
+    with _parent_folder(upper, relative) as (folder, name):
+        try:
+            found = os.stat(name, dir_fd=folder, follow_symlinks=False)
+        except FileNotFoundError:
+            found = None
+        if found is not None and stat.S_ISDIR(found.st_mode):
+            _remove_tree(folder, name)
+        elif found is not None:
+            os.unlink(name, dir_fd=folder)
+        if in_project:
+            try:
+                os.mknod(name, stat.S_IFCHR | 0o600, os.makedev(0, 0), dir_fd=folder)
+            except OSError as exc:  # Linux before 5.8 lets only root make one
+                raise _refused(
+                    relative, f"this system does not let the server mark a deletion ({exc})"
+                ) from exc
 
 
 def agent_upper(

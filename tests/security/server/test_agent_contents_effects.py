@@ -133,14 +133,18 @@ async def test_every_spelling_of_a_contents_change_waits_for_a_person(
         jp_fetch, "api", "contents", *parts, token=agent_token, method=method, **kwargs
     )
     # Then nothing changed on disk: it waits for a person, or it is refused with a code, or
-    # (policy sandbox, a file save) it is staged in the agent's change set
+    # (policy sandbox, a file save, copy, rename or deletion) it is staged in the agent's
+    # change set
     assert tree(root) == before, (status, reply)
-    if status in (200, 201):
+    if status in (200, 201, 204):
         assert jp_server_config.ApprovalsServer.agent_code == "sandbox", reply
         _, _, listing = await call(jp_fetch, "jupyter-approvals/api", "changes")
         [change_set] = listing["change_sets"]
-        assert change_set["kernel_id"] == reply["jupyter_approvals_staged_in"] == "agent-bot"
-        assert [c["path"] for c in change_set["changes"]] == [reply["path"]]
+        assert change_set["kernel_id"] == "agent-bot"
+        changed = parts[0] if method == "DELETE" else reply["path"]
+        assert [c["path"] for c in change_set["changes"]] == [changed]
+        if method in ("POST", "PUT"):
+            assert reply["jupyter_approvals_staged_in"] == "agent-bot"
         return
     assert status in (403, 409), reply
     assert reply["code"] in ("APPROVAL_PENDING", "APPROVAL_AGENT_FORBIDDEN")
