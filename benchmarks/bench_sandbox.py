@@ -10,7 +10,9 @@ websocket as a browser speaks to it (the same client for both kinds of kernel):
 2. round trip: ``execute_request`` of ``pass`` until its reply and idle, ``--executes`` each,
    on one kernel of each kind, the client socket with TCP_NODELAY and TCP_QUICKACK (without
    them each round trip waits about 40 ms for Nagle and a delayed ACK, on both kinds alike);
-   target: median at most 1.1x;
+   target: median at most 1.1x; then a cell that rewrites a file (``--executes`` / 4 each),
+   which in a sandboxed kernel makes the server send the change card's notice: the ratio
+   shows the notice's cost per execute (no target);
 3. change set: the same 3 files changed (one modified, one created, one deleted) through a
    real bubblewrap overlay of a project of ``--small`` and of ``--large`` files (100 and
    100,000), the server's computation timed ``--repeat`` times; target: large / small at most
@@ -52,6 +54,8 @@ class Socket:
     def __init__(self, connection) -> None:
         self.connection = connection
         self.session = Session(username="bench")
+        #: Change card notices received (the server's, for a sandboxed kernel's changes).
+        self.notices = 0
         # Small frames go out at once, as a browser's do (bench_agent_gate.py says why).
         connection.stream.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
@@ -89,6 +93,8 @@ class Socket:
             if answer.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
             kind = answer["header"]["msg_type"]
+            if kind == "display_data" and NOTICE_MIME in answer["content"].get("data", {}):
+                self.notices += 1
             reply = reply or kind.endswith("_reply")
             idle = idle or (kind == "status" and answer["content"]["execution_state"] == "idle")
 
@@ -121,18 +127,29 @@ async def start_time(server: ServerProcess, name: str) -> tuple[float, str]:
     return time.perf_counter() - begin, str(model["id"])
 
 
-async def round_trips(server: ServerProcess, kernel_id: str, count: int) -> list[float]:
-    """Seconds of each ``pass`` execute on ``kernel_id``."""
+NOTICE_MIME = "application/vnd.jupyter-approvals.changes+json"
+#: A cell that changes a file each time: in a sandboxed kernel the server then sends the
+#: change card's notice before the idle (it compares the upper folder after each execute).
+WRITING_CELL = "open('bench-notice.txt', 'w').write(str(id(object())))"
+
+
+async def round_trips(
+    server: ServerProcess, kernel_id: str, count: int, code: str = "pass", notices: int = 0
+) -> list[float]:
+    """Seconds of each execute of ``code`` on ``kernel_id``, which must bring ``notices``
+    change card notices in all."""
     socket = await Socket.open(server, kernel_id)
     samples = []
     try:
         await socket.until_answers()
         for _ in range(count):
             begin = time.perf_counter()
-            await socket.ask("execute_request", {"code": "pass", "silent": False})
+            await socket.ask("execute_request", {"code": code, "silent": False})
             samples.append(time.perf_counter() - begin)
     finally:
         socket.close()
+    if socket.notices != notices:
+        raise RuntimeError(f"{socket.notices} change notices, {notices} expected")
     return samples
 
 
@@ -192,12 +209,18 @@ async def main_async(args: argparse.Namespace) -> None:
                         kernels[name] = kernel_id
             plain_trips = await round_trips(server, kernels["python3"], args.executes)
             sandboxed_trips = await round_trips(server, kernels["python3-sandboxed"], args.executes)
+            writes = args.executes // 4 or 1
+            plain_writes = await round_trips(server, kernels["python3"], writes, WRITING_CELL)
+            sandboxed_writes = await round_trips(
+                server, kernels["python3-sandboxed"], writes, WRITING_CELL, notices=writes
+            )
         small = change_set_times(base / "small", args.small, args.repeat)
         large = change_set_times(base / "large", args.large, args.repeat)
 
     start_ratio = statistics.median(sandboxed_starts) / statistics.median(plain_starts)
     trip_ratio = statistics.median(sandboxed_trips) / statistics.median(plain_trips)
     change_ratio = statistics.median(large) / statistics.median(small)
+    write_ratio = statistics.median(sandboxed_writes) / statistics.median(plain_writes)
     ms = 1000
     print(f"kernel starts: {args.starts} each; pass executes: {args.executes} each")
     print(
@@ -211,6 +234,11 @@ async def main_async(args: argparse.Namespace) -> None:
         f"sandboxed: median {statistics.median(sandboxed_trips) * ms:.2f} ms"
     )
     print(
+        f"writing cell round trip ({writes} each), plain: median "
+        f"{statistics.median(plain_writes) * ms:.2f} ms; sandboxed, with the change notice: "
+        f"median {statistics.median(sandboxed_writes) * ms:.2f} ms"
+    )
+    print(
         f"change set of 3 files: project of {args.small} files median "
         f"{statistics.median(small) * ms:.2f} ms; of {args.large} files median "
         f"{statistics.median(large) * ms:.2f} ms"
@@ -222,6 +250,9 @@ async def main_async(args: argparse.Namespace) -> None:
     print(
         f"sandboxed / plain round trip: {trip_ratio:.2f}x (target <= {ROUND_TRIP_TARGET}x) "
         f"{verdict(trip_ratio, ROUND_TRIP_TARGET)}"
+    )
+    print(
+        f"sandboxed / plain writing round trip: {write_ratio:.2f}x (the notice's cost; no target)"
     )
     print(
         f"change set, large / small project: {change_ratio:.2f}x (target <= "
