@@ -151,6 +151,15 @@ class ApprovalUnfingerprintable(ApprovalRefused):
     http_status = 400
 
 
+class ApprovalUnsupportedArgument(ApprovalUnfingerprintable):
+    """A value whose data the fingerprint cannot read itself, only through its own methods
+    (an enum member whose mixed-in data differs from its value, a pandas extension array or
+    index of another package's class): the card could show other data than the function
+    receives, so nothing is asked. Pass plain data instead."""
+
+    code = "APPROVAL_UNSUPPORTED_ARGUMENT"
+
+
 class ApprovalRequired(ApprovalError):
     """A low-level writer was called outside an approved run of its action."""
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..core.fingerprint.encoding import type_name
+from ..core.fixed_format import fixed_formatting
 
 #: Characters given to one argument before it is cut.
 ARGUMENT_BUDGET = 4_000
@@ -28,7 +29,8 @@ def render(value: Any, budget: int) -> str:
 
     Rendered from what the fingerprint covers, never from a ``__repr__`` the value's own class
     may define: values the fingerprint accepts are of exact builtin, numpy, pandas or path
-    types, whose text their library fixes, or enum members, shown as class and stored value.
+    types, whose text their library fixes (numpy and pandas render with their default
+    options, not the notebook's), or enum members, shown as class and stored value.
     """
     if isinstance(value, enum.Enum):
         return f"{type_name(type(value))}({render(value._value_, budget)})"
@@ -48,7 +50,8 @@ def render(value: Any, budget: int) -> str:
             else ""
         )
         head += "> (its own shortened view; the fingerprint covers every value)\n"
-        return head + _cut(repr(value), budget)
+        with fixed_formatting():  # not the display options the notebook set
+            return head + _cut(repr(value), budget)
     return _cut(repr(value), budget)
 
 

@@ -139,8 +139,82 @@ class Frame(pd.DataFrame):
 """,
     )
     result = run(recorder, "drop(Frame({'a': [1, 2]}))")
-    assert result.ename == "ApprovalUnfingerprintable"
+    assert result.ename == "ApprovalUnsupportedArgument"
     assert value(recorder, "lying_runs") == "[]"
+
+
+@pytest.mark.parametrize(
+    ("mixin", "shown", "real"),
+    [("str", "'scratch.txt'", "'precious.txt'"), ("int", "1", "1000")],
+    ids=["str-names-another-file", "int-counts-other-rows"],
+)
+def test_a_mixin_enum_that_is_other_data_than_its_value_is_refused(
+    recorder: KernelFrontend, mixin: str, shown: str, real: str
+) -> None:
+    # Given an innocent-looking enum member: no method patched, its data differs from its
+    # stored value (a card would show the value, the function receives the data)
+    run(
+        recorder,
+        f"""
+import enum
+class Target({mixin}, enum.Enum):
+    def __new__(cls, shown, real):
+        member = {mixin}.__new__(cls, real)
+        member._value_ = shown
+        return member
+    ONE = ({shown}, {real})
+""",
+    )
+    cards_before = len(recorder.cards())
+    # When it is passed to a protected function
+    result = run(recorder, "drop(Target.ONE)")
+    # Then it is refused before anything is asked, and nothing ran
+    assert result.ename == "ApprovalUnsupportedArgument"
+    assert "APPROVAL_UNSUPPORTED_ARGUMENT" in result.evalue
+    assert len(recorder.cards()) == cards_before
+    assert value(recorder, "lying_runs") == "[]"
+
+
+def test_a_frame_with_another_packages_extension_column_is_refused(target: Target) -> None:
+    # Given a DataFrame whose column is an extension array of another package's class (its
+    # data read through its own iterator, which could change after approval)
+    fe = target.fe
+    run(
+        fe,
+        """
+import numpy as np, pandas as pd
+from jupyter_approvals.ops import write_table
+class Amounts(pd.arrays.IntegerArray):
+    pass
+frame = pd.DataFrame({"amount": Amounts(np.array([1, 2]), np.zeros(2, dtype=bool))})
+""",
+    )
+    # When it is written with the ready table operation
+    result = run(fe, "write_table(frame, 'sales.csv')")
+    # Then it is refused with the code, saying where, and nothing was written
+    assert result.ename == "ApprovalUnsupportedArgument"
+    assert "amount" in result.evalue
+    assert not (target.project / "sales.csv").exists()
+
+
+def test_a_card_shows_numbers_as_they_are_under_the_notebooks_display_options(
+    recorder: KernelFrontend,
+) -> None:
+    # Given a notebook that formats floats for reading: -1000000.0 prints as 1,000,000.00
+    run(
+        recorder,
+        """
+import numpy as np, pandas as pd
+pd.set_option("display.float_format", lambda x: f"{abs(x):,.2f}")
+np.set_printoptions(precision=1, suppress=True)
+refund = pd.DataFrame({"amount": [-1000000.0]})
+""",
+    )
+    # When the frame is passed to a protected function
+    _summary, preview = pending_summary(recorder, "drop(refund)")
+    # Then the card shows the sign and the number as they are
+    assert "-1000000.0" in preview
+    assert "1,000,000.00" not in preview
 
 
 def test_a_path_whose_fspath_changes_cannot_write_where_it_was_not_shown(

@@ -263,13 +263,58 @@ def _enc_decimal(value: decimal.Decimal, sink: Sink, depth: int) -> None:
     put_int(sink.out, exponent)
 
 
+#: Types an enum's members may also be (``class E(str, Enum)``): the member's own data of
+#: that type, read by the type's C method, never by one the enum class could define.
+_MIXIN_DATA: Final[Mapping[type, Callable[[Any], object]]] = MappingProxyType(
+    {
+        int: lambda member: int.__getnewargs__(member)[0],
+        float: lambda member: float.__getnewargs__(member)[0],
+        complex: lambda member: complex(*complex.__getnewargs__(member)),  # type: ignore[attr-defined]
+        str: lambda member: str.__getnewargs__(member)[0],
+        bytes: lambda member: bytes.__getnewargs__(member)[0],
+        tuple: lambda member: tuple.__getnewargs__(member)[0],  # type: ignore[attr-defined]
+    }
+)
+
+
+def enum_value(member: enum.Enum) -> object:
+    """What an enum member stands for: ``_value_``, what the enum machinery stored (``value``
+    is a property a class can shadow). A member that is also of a builtin type (a ``str`` or
+    ``int`` enum) is passed as that data: it must be ``_value_`` exactly, else the member is
+    refused (APPROVAL_UNSUPPORTED_ARGUMENT), since the card would show other data than the
+    function receives."""
+    stored = member._value_
+    mixin = getattr(type(member), "_member_type_", object)
+    if mixin is object:
+        return stored
+    read = next((read for base, read in _MIXIN_DATA.items() if issubclass(mixin, base)), None)
+    if read is None:
+        raise Refused(
+            type(member),
+            f"its members are also {type_name(mixin)} values, whose data the fingerprint "
+            "cannot read itself; pass member.value (plain data) instead",
+            unsupported=True,
+        )
+    data = read(member)
+    both_nan = data != data and stored != stored
+    if type(data) is not type(stored) or not (data == stored or both_nan):
+        raise Refused(
+            type(member),
+            f"the member is the {type_name(type(data))} {data!r:.80} but its value is "
+            f"{stored!r:.80}; a function would receive the first, a card would show the "
+            "second: pass the plain data you mean instead",
+            unsupported=True,
+        )
+    return stored
+
+
 def encode_enum(value: enum.Enum, sink: Sink, depth: int) -> None:
     enter(value, sink, depth, mutable=False)
     sink.out += b"M"
     put_text(sink.out, type_name(type(value)))
+    stored = enum_value(value)
     try:
-        # ``_value_``, what the enum machinery stored; ``value`` is a property a class can shadow.
-        sink.dispatch(value._value_, sink, depth + 1)
+        sink.dispatch(stored, sink, depth + 1)
     except Refused as refused:
         raise refused.at(".value") from None
 

@@ -109,6 +109,16 @@ def _resolve(value: object) -> Encoder:
         return _encode_pandas
     if isinstance(value, enum.Enum):
         return encode_enum
+    for base in value_type.__mro__[1:]:
+        base_package = str(getattr(base, "__module__", "")).partition(".")[0]
+        if base_package in ("numpy", "pandas"):
+            raise Refused(
+                value_type,
+                f"a subclass of {type_name(base)} defined outside {base_package}: its data "
+                "is read only through its own methods, which may show one thing and hold "
+                f"another. Pass a plain {type_name(base)} (or plain data) instead",
+                unsupported=True,
+            )
     reason = "no fingerprint encoding is defined for this type"
     if dataclasses.is_dataclass(value):
         reason += "; convert it to plain data first (e.g. dataclasses.asdict)"

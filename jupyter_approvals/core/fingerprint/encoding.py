@@ -16,7 +16,7 @@ import struct
 from collections.abc import Callable
 from typing import Any, Final
 
-from ..errors import ApprovalUnfingerprintable
+from ..errors import ApprovalUnfingerprintable, ApprovalUnsupportedArgument
 
 #: Domain prefix hashed before the encoded subject; a new encoding gets a new version.
 DOMAIN: Final = b"jupyter-approvals/fingerprint/v1\n"
@@ -34,10 +34,13 @@ U64: Final = struct.Struct(">Q").pack
 class Refused(Exception):
     """Internal: a value has no encoding; containers add their path segment on the way up."""
 
-    def __init__(self, value_type: type, reason: str) -> None:
+    def __init__(self, value_type: type, reason: str, unsupported: bool = False) -> None:
         super().__init__(reason)
         self.type_name = type_name(value_type)
         self.reason = reason
+        #: The value's data is there but readable only through its own methods
+        #: (APPROVAL_UNSUPPORTED_ARGUMENT), rather than of a type without an encoding.
+        self.unsupported = unsupported
         self.segments: list[str] = []
 
     def at(self, segment: str) -> Refused:
@@ -55,6 +58,8 @@ class Refused(Exception):
         details: dict[str, Any] = {"type": self.type_name, "reason": self.reason}
         if path:
             details["path"] = path
+        if self.unsupported:
+            return ApprovalUnsupportedArgument(message, **details)
         return ApprovalUnfingerprintable(message, **details)
 
 

@@ -118,7 +118,22 @@ def _encode_series(series: pd.Series, sink: Sink, depth: int) -> None:
         sink.active.discard(id(series))
 
 
+def _pandas_own(value: object, what: str) -> None:
+    """Refuse a pandas container of another package's class: its data would be read through
+    methods that class defines, which may show one thing and hold another."""
+    module = getattr(type(value), "__module__", "")
+    if not isinstance(module, str) or module.partition(".")[0] != "pandas":
+        raise Refused(
+            type(value),
+            f"a {what} of a class pandas does not define; its data is read only through its "
+            "own methods. Pass plain data (a list, a numpy array, or a column of a pandas "
+            "dtype) instead",
+            unsupported=True,
+        )
+
+
 def encode_index(index: pd.Index, sink: Sink, depth: int) -> None:
+    _pandas_own(index, "pandas Index")
     enter(index, sink, depth, mutable=False)
     out = sink.out
     if type(index) is pd.RangeIndex:
@@ -194,6 +209,7 @@ def encode_values(holder: Any, sink: Sink, depth: int) -> None:
         encode_array(array, sink, depth)
         return
     array = holder if isinstance(holder, pd.api.extensions.ExtensionArray) else holder.array
+    _pandas_own(array, "pandas extension array")
     dtype = array.dtype
     if isinstance(dtype, pd.CategoricalDtype):
         out += b"c"

@@ -17,6 +17,7 @@ from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
 
+from ...core.fixed_format import fixed_formatting
 from ...previews.structured import StructuredPreview
 from ...previews.table_diff import EXAMPLES, ColumnDiff, RowDiff, diff_columns, diff_rows
 from ...previews.table_head import HEAD_COLUMNS, HEAD_ROWS, STRUCTURED_ROWS
@@ -215,5 +216,6 @@ def _examples(values: list[Any], total: int) -> str:
 
 
 def _key_text(value: Any) -> str:
-    text = repr(value)
+    with fixed_formatting():
+        text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
