@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_diff import make_files  # noqa: E402
 
-from jupyter_approvals.server.gate.contents import new_bytes  # noqa: E402
+from jupyter_approvals.server.gate.contents_judges import new_bytes  # noqa: E402
 from jupyter_approvals.server.gate.held_files import held_file_write  # noqa: E402
 
 TARGET_VS_GIT = 2.0
