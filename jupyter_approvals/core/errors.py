@@ -151,6 +151,14 @@ class ApprovalUnfingerprintable(ApprovalRefused):
     http_status = 400
 
 
+class ApprovalForkedProcess(ApprovalRefused):
+    """An approval, or the run it allowed, used in a process forked from the kernel
+    (``os.fork``, multiprocessing's fork start method): one approval runs once, in the kernel's
+    own process. Nothing ran in the child."""
+
+    code = "APPROVAL_FORKED_PROCESS"
+
+
 class ApprovalUnsupportedArgument(ApprovalUnfingerprintable):
     """A value whose data the fingerprint cannot read itself, only through its own methods
     (an enum member whose mixed-in data differs from its value, a pandas extension array or

@@ -4,12 +4,14 @@ The store issues a :class:`~jupyter_approvals.core.model.Lease` when it redeems 
 :func:`run_approved` spends the lease and makes it current (a context variable: code the run
 calls, and asyncio tasks it starts, see it; other threads do not) while the protected
 function runs. A lease counts only while its run is in progress: a task or a copied context
-that outlives the run holds a dead lease. A writer deep in a library calls
-:func:`require_lease` first, so it cannot be reached by a path that skipped the gate.
+that outlives the run holds a dead lease, and so does a process forked from the kernel. A
+writer deep in a library calls :func:`require_lease` first, so it cannot be reached by a path
+that skipped the gate.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 from collections.abc import Awaitable, Callable
@@ -26,6 +28,19 @@ _current: ContextVar[Lease | None] = ContextVar("jupyter_approvals_lease", defau
 _unspent: weakref.WeakSet[Lease] = weakref.WeakSet()
 _running: weakref.WeakSet[Lease] = weakref.WeakSet()
 _lock = threading.Lock()
+
+
+def _void_in_forked_child() -> None:
+    """A child forked from the kernel holds copies of its leases: none of them counts there
+    (a lock another thread held at the fork is made anew)."""
+    global _lock
+    _lock = threading.Lock()
+    _unspent.clear()
+    _running.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_void_in_forked_child)
 
 
 def issue_lease(request_id: str, action: str, fingerprint: str) -> Lease:

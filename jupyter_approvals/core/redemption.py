@@ -74,3 +74,12 @@ def already_used(approval: Approval, status: str) -> errors.ApprovalAlreadyUsed:
         **_details(approval),
         status=status,
     )
+
+
+def forked(approval: Approval) -> errors.ApprovalForkedProcess:
+    """The error for an approval used in a process forked from the kernel's."""
+    return errors.ApprovalForkedProcess(
+        "This process was forked from the kernel after the approval was given; an approval "
+        "runs once, in the kernel's own process. Nothing ran here.",
+        **_details(approval),
+    )

@@ -227,6 +227,10 @@ class KernelSession:
         if event == "dismissed":
             fields = {**fields, **self.decisions.dismissal(info.id)}
         self._journal.event(event, info, **fields)
+        if self.store.forked:
+            # A child forked from the kernel: its record goes to the journal; the sockets it
+            # shares with the kernel are the kernel's to speak on.
+            return
         self._cards.refresh(info, event, fields)
         if info.status is not Status.PENDING:
             self._waiters.wake(info.id)

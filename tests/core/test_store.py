@@ -416,3 +416,24 @@ def test_rejecting_everything_live_ends_pending_and_unused_approvals_with_the_re
     with pytest.raises(errors.ApprovalRejected) as caught:
         store.claim("table.write", FP_B)
     assert "paused" in caught.value.details["reason"]
+
+
+def test_a_forked_child_cannot_use_an_approval_and_its_copy_of_a_run_is_no_run(store, clock):
+    # Given a listener, an approved request and a run in progress of another one
+    seen = []
+    store.subscribe(lambda event, info, fields: seen.append((event, fields.get("code"))))
+    info, _ = open_and_show(store)
+    approve(store, clock, info.id)
+    other, _ = open_and_show(store, fp=FP_B)
+    approve(store, clock, other.id, FP_B)
+    running = store.claim("table.write", FP_B)
+    assert isinstance(running, Lease)
+    # When the process forks and the child claims the approval, then ends its copy of the run
+    store.forked_child()
+    with pytest.raises(errors.ApprovalForkedProcess):
+        store.claim("table.write", FP_A)
+    store.finish(running)
+    # Then the claim was refused and the run ended as refused, both announced with the code
+    forked = errors.ApprovalForkedProcess.code
+    assert seen[-2:] == [("refused", forked), ("refused", forked)]
+    assert store.get(other.id).status is Status.REFUSED

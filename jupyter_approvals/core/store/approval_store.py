@@ -8,6 +8,9 @@ frontend, and turns its events into journal lines, card updates and comm message
 
 from __future__ import annotations
 
+import os
+import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -26,6 +29,19 @@ from .views import StoreViews
 DecisionGuard = Callable[[str, str, str, str], None]
 #: ``report(error, request, fields)`` records a refusal of :meth:`ApprovalStore.redeem`.
 RefusalReport = Callable[[errors.ApprovalError, RequestInfo | None, dict[str, Any]], None]
+
+
+#: Every store of this process, to void their approvals in a forked child.
+_STORES: weakref.WeakSet[ApprovalStore] = weakref.WeakSet()
+
+
+def _in_forked_child() -> None:
+    for store in list(_STORES):
+        store.forked_child()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_in_forked_child)
 
 
 class ApprovalStore(EventedState[RequestInfo], StoreViews):
@@ -48,6 +64,18 @@ class ApprovalStore(EventedState[RequestInfo], StoreViews):
         self.redemption_refused: RefusalReport | None = None
         self.clock: Clock = clock or SystemClock()
         self._table = RequestTable(self.limits.max_ended_kept)
+        #: True in a process forked from the one that made the store: no approval runs here.
+        self.forked = False
+        _STORES.add(self)
+
+    def forked_child(self) -> None:
+        """Called in a child forked from this process: approvals are void here (each use is
+        refused with APPROVAL_FORKED_PROCESS). A lock another thread of the parent held at
+        the fork would never be released: it is made anew."""
+        self.forked = True
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._outbox = []
 
     def _before_change(self) -> None:
         self._sweep_locked()
@@ -288,8 +316,9 @@ class ApprovalStore(EventedState[RequestInfo], StoreViews):
             if approved is not None and approved.approval is not None:
                 try:
                     return self._redeem_locked(approved.approval, action, fingerprint, owner)
-                except errors.ApprovalExpired as lapsed:  # it lapsed since the sweep
-                    self._emit("refused", approved, code=lapsed.code, attempted_action=action)
+                except (errors.ApprovalExpired, errors.ApprovalForkedProcess) as refused:
+                    # It lapsed since the sweep, or this is a forked child.
+                    self._emit("refused", approved, code=refused.code, attempted_action=action)
                     raise
             for ended in self._table.newest_ended():
                 if (
@@ -358,6 +387,8 @@ class ApprovalStore(EventedState[RequestInfo], StoreViews):
         )
         if not isinstance(approval, Approval) or issued is not approval:
             raise redemption.not_issued(approval)
+        if self.forked:
+            raise redemption.forked(approval)
         redemption.check_scope_and_content(approval, action, fingerprint, owner)
         request = self._table.lookup(approval.request_id)
         if (
@@ -384,7 +415,13 @@ class ApprovalStore(EventedState[RequestInfo], StoreViews):
             request = self._table.ended.get(lease.request_id)
             if request is None or request.status is not Status.RUNNING:
                 return
-            if error is None:
+            if self.forked:
+                # A copy of the run went on in a process forked during it: its lease was void
+                # there (the ready operations' writes were refused), and it is no run.
+                request.status = Status.REFUSED
+                code = errors.ApprovalForkedProcess.code
+                self._emit("refused", request, code=code, attempted_action=lease.action)
+            elif error is None:
                 request.status = Status.EXECUTED
                 self._emit("executed", request)
             else:
