@@ -12,7 +12,7 @@ import dataclasses
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 #: A pending request that nobody answers within this many seconds times out.
 MAX_REQUEST_TIMEOUT_S = 600.0
@@ -147,16 +147,24 @@ class Clock(Protocol):
         ...
 
 
+#: The clocks as this module found them at import: cell code that later replaces
+#: ``time.monotonic`` (to stop requests timing out, approvals expiring, or to beat the reading
+#: floor) changes what its own code reads, not these. Code in the kernel can still reach them
+#: here: this makes the simple attack fail, it is no boundary (docs/security.md).
+_WALL: Final = time.time
+_MONOTONIC: Final = time.monotonic
+
+
 class SystemClock:
     """The real clocks."""
 
     def wall(self) -> float:
         """Seconds since the epoch, from the system clock."""
-        return time.time()
+        return _WALL()
 
     def monotonic(self) -> float:
-        """Seconds from ``time.monotonic``."""
-        return time.monotonic()
+        """Seconds from ``time.monotonic`` (as it was when this module was imported)."""
+        return _MONOTONIC()
 
 
 class ManualClock:
