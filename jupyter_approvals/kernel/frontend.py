@@ -2,8 +2,10 @@
 
 A decision counts only while the kernel's main thread is handling the very ``comm_msg`` that
 carries it: addressed to the card of that request or to a ``jupyter_approvals`` comm, with
-exactly this request id, answer, fingerprint and reason in its data, and admitted for that
-decision by the entry point handling it (:meth:`FrontendGuard.open` consumes the message the
+exactly this request id, answer, fingerprint and reason in its data as its sender signed it
+(the record :mod:`.verified_messages` takes from the signed frames; the live message dict,
+which cell code can edit, is never read for it), and admitted for that decision by the entry
+point handling it (:meth:`FrontendGuard.open` consumes the message the
 first time it is seen; :meth:`FrontendGuard.admit` follows only once every check of the entry
 point passed). A message whose checks failed, or that decided once, can never decide: not
 through the entry point, and not through code that runs on the main thread while it is being
@@ -19,15 +21,12 @@ connection (docs/security.md, T3); this check stops the careless and the protoco
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 from ..core import errors
 from ..core.protocol import STAMP_KEY
-
-FRONTEND_MESSAGE_TYPE = "comm_msg"
-_SEEN_MESSAGES_KEPT = 1000
+from .verified_messages import FRONTEND_MESSAGE_TYPE, VerifiedMessage, VerifiedMessages
 
 
 def current_parent() -> dict[str, Any]:
@@ -98,76 +97,94 @@ def decision_payload(data: object) -> dict[str, Any] | None:
     return None
 
 
+def _live_comm_id() -> object:
+    content = current_parent().get("content") or {}
+    return content.get("comm_id") if isinstance(content, dict) else None
+
+
 class FrontendGuard:
     """The store's decision guard in a kernel (see the module docstring).
 
     ``comms_for(request_id)`` names the comm ids a decision for that request may arrive on;
-    ``on_refused(request_id, why, message_type)`` records a refusal.
+    ``on_refused(request_id, why, message_type)`` records a refusal; ``verified`` holds what
+    each frontend message carrying a decision said as the session verified it: a decision is
+    judged against that record, never against the live message, which cell code can edit.
     """
 
     def __init__(
         self,
         comms_for: Callable[[str], set[str]],
         on_refused: Callable[[str, str, str | None], None],
+        verified: VerifiedMessages,
     ) -> None:
         self._comms_for = comms_for
         self._on_refused = on_refused
-        self._seen: OrderedDict[str, None] = OrderedDict()
+        self._verified = verified
+        self._opened: dict[str, VerifiedMessage] = {}
         self._admitted: dict[str, tuple[object, ...]] = {}
         self._lock = threading.Lock()
 
     def open(self) -> str | None:
-        """Consume the frontend message being handled now: its id the first time it is seen,
-        else None (seen before, or no frontend message is being handled)."""
+        """Consume the frontend message being handled now: the verified record of its
+        decision, the first time; None if it carries none, was consumed already, or no
+        frontend message is being handled."""
         header = current_parent().get("header") or {}
         msg_id = header.get("msg_id") if isinstance(header, dict) else None
         if not isinstance(msg_id, str) or not handling_frontend_message():
             return None
+        record = self._verified.take(msg_id)
+        if record is None:
+            return None
         with self._lock:
-            if msg_id in self._seen:
-                return None
-            self._seen[msg_id] = None
-            while len(self._seen) > _SEEN_MESSAGES_KEPT:
-                self._seen.popitem(last=False)
+            self._opened[msg_id] = record
         return msg_id
 
     def admit(self, msg_id: str, decision: tuple[object, ...]) -> None:
         """Every check of the entry point passed: message ``msg_id`` may make ``decision``
-        (request id, answer, fingerprint, reason), once."""
+        (request id, answer, fingerprint, reason), once, if its verified record carries it."""
         with self._lock:
-            self._admitted[msg_id] = decision
+            record = self._opened.get(msg_id)
+            if record is not None and record.decision == decision:
+                self._admitted[msg_id] = decision
 
     def close(self, msg_id: str) -> None:
         """The entry point is done with ``msg_id``: an admission it did not use lapses."""
         with self._lock:
             self._admitted.pop(msg_id, None)
+            self._opened.pop(msg_id, None)
 
     def __call__(self, request_id: str, decision: str, fingerprint: str, reason: str) -> None:
-        """Raise APPROVAL_NOT_FROM_FRONTEND unless the current message carries this decision."""
-        parent = current_parent()
-        header = parent.get("header") or {}
-        content = parent.get("content") or {}
+        """Raise APPROVAL_NOT_FROM_FRONTEND unless the frontend message being handled, as its
+        sender signed it, carries this decision and was admitted for it."""
+        header = current_parent().get("header") or {}
         msg_type = header.get("msg_type") if isinstance(header, dict) else None
         msg_id = header.get("msg_id") if isinstance(header, dict) else None
-        payload = decision_payload(content.get("data")) if isinstance(content, dict) else None
+        wanted = (request_id, decision, fingerprint, reason)
         why = None
         if threading.current_thread() is not threading.main_thread():
             why = "it was made from a background thread, not while handling a frontend message"
         elif msg_type != FRONTEND_MESSAGE_TYPE:
             why = f"the kernel was handling {msg_type!r}, not a frontend's comm message"
-        elif content.get("comm_id") not in self._comms_for(request_id):
-            why = "the message being handled was sent to another widget or comm"
-        elif payload is None or (
-            payload.get("id"),
-            payload.get("decision"),
-            payload.get("fingerprint"),
-            payload.get("reason", ""),
-        ) != (request_id, decision, fingerprint, reason):
-            why = "the message being handled does not carry this decision"
         else:
             with self._lock:
+                record = self._opened.get(msg_id) if isinstance(msg_id, str) else None
                 admitted = self._admitted.pop(msg_id, None) if isinstance(msg_id, str) else None
-            if admitted != (request_id, decision, fingerprint, reason):
+            if record is None and _live_comm_id() not in self._comms_for(request_id):
+                # (The live message only words the refusal; it never lets anything through.)
+                why = "the message being handled was sent to another widget or comm"
+            elif record is None:
+                why = (
+                    "the message being handled does not carry this decision (as its sender "
+                    "signed it, it carries none, or it decided already)"
+                )
+            elif record.comm_id not in self._comms_for(request_id):
+                why = "the message being handled was sent to another widget or comm"
+            elif record.decision != wanted:
+                why = (
+                    "the message being handled does not carry this decision (its sender "
+                    "signed another)"
+                )
+            elif admitted != wanted:
                 why = (
                     "the message being handled was not admitted for this decision (a check of "
                     "it failed, or it decided already)"

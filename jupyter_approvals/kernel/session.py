@@ -35,6 +35,7 @@ from .decisions import Decisions
 from .error_display import show_approval_errors_briefly
 from .journaling import KernelJournal
 from .request_origin import call_origin, kernel_id, notebook_path
+from .verified_messages import VerifiedMessages
 from .waiting import Waiters
 
 log = logging.getLogger("jupyter_approvals")
@@ -95,10 +96,18 @@ class KernelSession:
             self.environ, self.project_root, self.kernel_id, self.notebook_path
         )
         self.journal = self._journal.journal
+        #: What frontend messages carrying a decision said, as the kernel's session verified
+        #: them (recorded from the first message on, in a kernel).
+        self.verified = VerifiedMessages()
+        kernel = getattr(shell, "kernel", None) if shell is not None else None
+        if kernel is not None and getattr(kernel, "session", None) is not None:
+            self.verified.install(kernel.session)
         self.store = ApprovalStore(
             self.limits,
             clock,
-            decision_guard=frontend.FrontendGuard(self._decision_comms, self._guard_refused),
+            decision_guard=frontend.FrontendGuard(
+                self._decision_comms, self._guard_refused, self.verified
+            ),
         )
         self.decisions = Decisions(self.store, self._journal)
         self._cards = CardRegistry(
