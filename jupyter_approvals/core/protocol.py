@@ -48,6 +48,7 @@ JOURNAL_EVENTS: Final = frozenset(
         "agent_paused",
         "agent_resumed",
         "staged",
+        "relayed",
     }
 )
 #: Journal events that record a person's decision, and so who made it.

@@ -48,6 +48,7 @@ from .gate.staged_writes import StagedWrites
 from .mirror import sessions
 from .mirror.journals import ServerJournals
 from .mirror.kernels import KERNEL_ACTIONS_EVENT, KernelLinks
+from .mirror.relayed import RelayedDecisions
 from .rest.agent_handlers import AgentPauseHandler, AgentsHandler
 from .rest.change_handlers import (
     ChangeDecisionHandler,
@@ -235,6 +236,7 @@ class ApprovalsServer(ExtensionApp):
                 schema_id=KERNEL_ACTIONS_EVENT, listener=links.on_kernel_action
             )
         journals = ServerJournals(lambda: state_dir, root)
+        relayed = RelayedDecisions(links.row_of, journals)
         hold = AgentHold(limits, journals)
         cell_changes = CellChanges(
             lambda kernel_id: sandbox_folders(serverapp.kernel_manager, kernel_id)
@@ -253,6 +255,7 @@ class ApprovalsServer(ExtensionApp):
                 cell_changes,
                 lambda kernel_id: is_sandboxed(serverapp.kernel_manager, kernel_id),
             ),
+            relayed=relayed.record,
         )
         if self.agent_code == "sandbox":
             sandbox_agents_kernels(
@@ -279,6 +282,7 @@ class ApprovalsServer(ExtensionApp):
                 upper_written=cell_changes.look_again,
             ),
             journals=journals,
+            relayed=relayed,
         )
         make_agent_aware(serverapp.identity_provider)
         narrow_for_agents(serverapp.authorizer)

@@ -158,10 +158,18 @@ export class HistoryView extends Widget {
       time
     );
     item.append(header);
-    if (entry.summary) {
-      item.append(el('div', 'jpa-Sidebar-summary', { text: entry.summary }));
+    // A relayed line carries the summary of the row the person was shown.
+    const summary = entry.summary ?? entry.shown_summary;
+    if (summary) {
+      item.append(el('div', 'jpa-Sidebar-summary', { text: summary }));
     }
     const details: string[] = [];
+    if (entry.event === 'relayed' && entry.decision) {
+      details.push(`${entry.decision} sent by ${entry.decided_by ?? 'a person'}`);
+    }
+    if (entry.recorded_by) {
+      details.push(`recorded by the ${entry.recorded_by}`);
+    }
     if (entry.channel) {
       details.push(`via ${entry.channel}`);
     }

@@ -161,6 +161,11 @@ export interface IJournalEntry {
   username?: string;
   /** Set when the entry comes from a journal outside the server's state directory. */
   recorded_in?: string;
+  /** `relayed` lines (written by the server): the answer relayed, and the row shown. */
+  decision?: string;
+  decided_by?: string;
+  shown_summary?: string;
+  recorded_by?: string;
   [key: string]: unknown;
 }
 
@@ -203,7 +208,8 @@ export const JOURNAL_EVENTS: readonly string[] = [
   'lost',
   'agent_paused',
   'agent_resumed',
-  'staged'
+  'staged',
+  'relayed'
 ];
 
 /** How the sidebar's last `GET pending` went. */

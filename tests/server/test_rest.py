@@ -274,8 +274,17 @@ async def test_journal_lists_request_decision_and_outcome(jp_fetch, kernels):
     page = await get_json(jp_fetch, "journal")
     # Then it shows the three lines newest first, and filters work
     mine = [e for e in page["entries"] if e.get("request_id") == pending["request_id"]]
-    assert [e["event"] for e in mine] == ["executed", "approved", "requested"]
+    assert [e["event"] for e in mine] == ["executed", "approved", "relayed", "requested"]
     assert mine[1]["channel"] == "sidebar"
+    # And the server's own record of the decision it relayed names the row the person saw
+    relayed = mine[2]
+    assert (relayed["recorded_by"], relayed["channel"], relayed["decision"]) == (
+        "server",
+        "sidebar",
+        "approve",
+    )
+    assert relayed["shown_summary"] == mine[3]["summary"]
+    assert relayed["shown_fingerprint"] == relayed["fingerprint"] == pending["fingerprint"]
     approved = await get_json(jp_fetch, "journal", params={"outcome": "approved"})
     assert {e["event"] for e in approved["entries"]} == {"approved"}
     assert approved["has_more"] is False

@@ -28,7 +28,7 @@ from . import jupyter_server_seam as seam
 from .change_notices import ChangeNotices
 from .hold import AgentHold
 from .identity import refuse
-from .kernel_screen import KernelScreen
+from .kernel_screen import KernelScreen, Relayed
 from .limits import AgentLimits
 from .rooms import screen_room_messages
 from .sandboxed_starts import AGENT_REQUEST
@@ -50,6 +50,7 @@ class AgentGate:
         limits: AgentLimits | None = None,
         is_sandboxed: Callable[[str], bool] = lambda _kernel: False,
         change_notices: ChangeNotices | None = None,
+        relayed: Relayed | None = None,
     ) -> None:
         self.registry = registry
         self.hold = hold
@@ -74,6 +75,7 @@ class AgentGate:
             limits=self.limits,
             is_sandboxed=is_sandboxed,
             notices=change_notices,
+            relayed=relayed,
         )
         self.change_notices = change_notices
         #: What every agent request passes, in order (:mod:`.admission`).

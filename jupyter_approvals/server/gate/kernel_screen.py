@@ -40,6 +40,8 @@ STAMPED_TYPES = frozenset({"execute_request", "comm_open", "comm_msg", "comm_clo
 #: Policies for agent code: held until approved; run at once in a sandboxed kernel and held
 #: in any other; or run with only protected calls asking.
 POLICIES = ("ask", "sandbox", "protected-only")
+#: Records a decision relayed to a kernel: (kernel id, decision payload, channel, decided by).
+Relayed = Callable[..., None]
 #: How approved held code ends when its client left before the kernel replied.
 _UNKNOWN_OUTCOME = (
     "OutcomeUnknown: the agent's connection closed before the kernel replied; the code was "
@@ -62,6 +64,7 @@ class KernelScreen:
         limits: AgentLimits | None = None,
         is_sandboxed: Callable[[str], bool] = lambda _kernel: False,
         notices: ChangeNotices | None = None,
+        relayed: Relayed | None = None,
     ) -> None:
         if policy not in POLICIES:
             raise ValueError(f"unknown agent code policy {policy!r}")
@@ -75,6 +78,7 @@ class KernelScreen:
         self._limits = limits
         self._is_sandboxed = is_sandboxed
         self._notices = notices
+        self._relayed = relayed
         #: Approved held code forwarded and not yet answered: (connection id, msg_id) ->
         #: (connection, lease).
         self._awaiting: dict[tuple[int, str], tuple[Any, Lease]] = {}
@@ -96,6 +100,8 @@ class KernelScreen:
         if self._notices is not None:
             self._notices.incoming(connection, message)
         if not isinstance(user, AgentUser):
+            if message.msg_type == "comm_msg" and self._relayed is not None:
+                self._record_relayed(connection, message, user)
             if message.msg_type in STAMPED_TYPES:
                 return message.stamped(
                     {
@@ -106,6 +112,20 @@ class KernelScreen:
                 )
             return raw
         return self._screen_agent(connection, message, user.agent, subprotocol)
+
+    def _record_relayed(self, connection: Any, message: IncomingMessage, user: Any) -> None:
+        """A person's card decision passes here on its way to the kernel: record it."""
+        assert self._relayed is not None
+        try:
+            data = message.content().get("data")
+        except (ValueError, TypeError, IndexError, AssertionError):
+            return
+        channel = "comm"
+        if isinstance(data, dict) and data.get("method") == "custom":
+            data, channel = data.get("content"), "card"
+        kernel_id = getattr(connection, "kernel_id", None)
+        if isinstance(data, dict) and data.get("op") == "decide" and isinstance(kernel_id, str):
+            self._relayed(kernel_id, data, channel=channel, decided_by=username_of(user))
 
     def _screen_agent(
         self, connection: Any, message: IncomingMessage, agent: str, subprotocol: str | None

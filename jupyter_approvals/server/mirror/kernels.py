@@ -323,6 +323,19 @@ class KernelLinks:
             "journal_errors": journal_errors,
         }
 
+    def row_of(self, kernel_id: str, request_id: str) -> dict[str, Any] | None:
+        """The pending request ``request_id`` as kernel ``kernel_id``'s last listing shows
+        it, with the notebook it names (else the kernel's session's); None if not listed."""
+        link = self._links.get(kernel_id)
+        request = link.listed(request_id) if link is not None else None
+        if request is None:
+            return None
+        path = request.get("notebook_path")
+        return {
+            **request,
+            "notebook_path": path if isinstance(path, str) else self._notebook_of(kernel_id),
+        }
+
     def request_known(self, kernel_id: str, request_id: str) -> tuple[bool, str | None]:
         """Whether the kernel's last listing has ``request_id`` pending, and the notebook that
         request (else the kernel's session) names."""

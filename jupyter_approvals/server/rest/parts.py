@@ -11,6 +11,7 @@ from typing import Any
 from ..gate.agent_gate import AgentGate
 from ..mirror.journals import ServerJournals
 from ..mirror.kernels import KernelLinks
+from ..mirror.relayed import RelayedDecisions
 from ..sandbox.change_sets import ChangeSets
 from .pending_rows import PendingRows
 from .refusals import RestRefusals
@@ -36,3 +37,5 @@ class RestParts:
     change_sets: ChangeSets
     #: The server's own journals (per project).
     journals: ServerJournals
+    #: The server's record of each decision it relays to a kernel.
+    relayed: RelayedDecisions
