@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -20,8 +21,10 @@ from typing import Any
 from ._version import __version__
 from .cli_agent import AgentCliError, add_agent_commands
 from .core.errors import ApprovalJournalInsideProject, ApprovalJournalUnusable
+from .core.journal.disagreements import DISAGREEMENT_WINDOW, find_disagreements
 from .core.journal.line import EVENTS
 from .core.journal.reader import read_entries
+from .core.policy import MAX_APPROVAL_TTL_S
 from .core.project import journal_location, project_root_for
 from .core.visible import make_visible
 
@@ -190,9 +193,15 @@ def _journal(args: argparse.Namespace) -> int:
         raise CliError(
             f"{PROG} journal: cannot read the journal {path}: {exc.strerror or exc}"
         ) from None
+    disagreements = find_disagreements(
+        read_entries(path, limit=DISAGREEMENT_WINDOW).entries if exists else [],
+        time.time(),
+        MAX_APPROVAL_TTL_S,
+    )
     if args.json:
         data = {
             "entries": page.entries,
+            "disagreements": [d.as_dict() for d in disagreements],
             "has_more": page.has_more,
             "offset": args.offset,
             "limit": args.limit,
@@ -216,6 +225,10 @@ def _journal(args: argparse.Namespace) -> int:
         print(f"more entries: --offset {args.offset + len(page.entries)}")
     if page.corrupt_lines:
         print(f"{page.corrupt_lines} unreadable lines skipped")
+    if disagreements:
+        print(f"Where the kernels' record and the server's disagree ({len(disagreements)}):")
+        for found in disagreements:
+            print(_clip(f"  {found.request_id}  {found.kind}: {found.detail}", width))
     return EXIT_OK
 
 

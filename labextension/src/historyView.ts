@@ -119,7 +119,13 @@ export class HistoryView extends Widget {
   private _render(reply: IJournalReply | null, offset: number): void {
     const entries = reply?.entries ?? [];
     this._offset = reply ? offset : this._offset;
-    this._list.replaceChildren(...entries.map(entry => this._renderEntry(entry)));
+    const disagreements = (reply?.disagreements ?? []).map(found =>
+      el('li', 'jpa-Sidebar-entry jpa-Sidebar-disagreement', {
+        text: `${found.request_id}: ${found.kind.replace(/_/g, ' ')}: ${found.detail}`,
+        testid: 'jpa-sidebar-history-disagreement'
+      })
+    );
+    this._list.replaceChildren(...disagreements, ...entries.map(entry => this._renderEntry(entry)));
     if (reply && !entries.length) {
       this._list.append(el('li', 'jpa-Sidebar-empty', { text: 'No journal entries.' }));
     }

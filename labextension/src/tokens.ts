@@ -190,6 +190,15 @@ export interface IJournalReply {
   other_journals?: string[];
   project_root: string;
   corrupt_lines: number;
+  /** Where a kernel's lines disagree with the server's record of what it relayed. */
+  disagreements?: IDisagreement[];
+}
+
+/** One place where a kernel's record and the server's record of a request disagree. */
+export interface IDisagreement {
+  request_id: string;
+  kind: string;
+  detail: string;
 }
 
 /** The journal `event`s of section 5, for the history filter. */

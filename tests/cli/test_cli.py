@@ -435,3 +435,36 @@ def test_main_without_a_command_prints_usage_and_returns_2(
     # Then it shows usage on stderr and returns 2
     assert code == 2
     assert "doctor" in capsys.readouterr().err
+
+
+def test_journal_says_where_the_kernels_and_the_servers_records_disagree(
+    env: dict[str, str], project: Path, state_dir: Path
+) -> None:
+    # Given a journal where the server relayed a rejection and the kernel recorded an approval
+    journal = Journal.for_project(project, state_dir, clock=Clock())
+    fingerprint = "sha256:" + "a" * 64
+    kernel = {"request_id": "r1", "kernel_id": "k1"}
+    journal.append("requested", **kernel, summary="Drop prod", fingerprint=fingerprint)
+    journal.append(
+        "relayed",
+        **kernel,
+        decision="reject",
+        recorded_by="server",
+        shown_summary="Drop prod",
+        shown_fingerprint=fingerprint,
+    )
+    journal.append("approved", **kernel, summary="Drop prod", fingerprint=fingerprint)
+    journal.append("executed", **kernel)
+
+    # When the journal is shown, as a table and as JSON
+    table = run(env, "journal", "--path", str(project))
+    as_json = run(env, "journal", "--path", str(project), "--json")
+
+    # Then both say the approval was never relayed and the answer was turned around
+    assert table.returncode == 0, table.stderr
+    assert "Where the kernels' record and the server's disagree (2):" in table.stdout
+    assert "r1  turned_around: the server relayed reject; the kernel recorded approved" in (
+        table.stdout
+    )
+    kinds = [d["kind"] for d in json.loads(as_json.stdout)["disagreements"]]
+    assert kinds == ["not_relayed", "turned_around"]

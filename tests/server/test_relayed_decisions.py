@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from tests.kernel.helpers import SETUP
+from tests.kernel.helpers import HUMAN_PAUSE_S, SETUP
 
 from .agent_client import KernelSocket
 
@@ -88,3 +88,30 @@ async def test_a_decision_for_a_request_the_server_does_not_list_says_so(
     [line] = relayed
     assert (line["listed"], line["channel"]) == (False, "comm")
     assert "shown_summary" not in line
+
+
+async def test_the_history_shows_an_approval_recorded_with_another_summary_than_shown(
+    jp_fetch, kernels
+):
+    # Given a pending request whose summary code in the kernel rewrote in the kernel's own
+    # record after the person's row was listed (T3: it patches the store)
+    kernel = await kernels()
+    await kernel.run(SETUP)
+    pending = await kernel.pending_call("save('data', 'rewritten.txt')")
+    listed = json.loads((await jp_fetch(API, "pending")).body)["pending"]
+    [row] = [r for r in listed if r["id"] == pending["request_id"]]
+    await kernel.run(
+        "from jupyter_approvals.kernel.session import KernelSession\n"
+        f"KernelSession.current().store._table.lookup({pending['request_id']!r}).summary = "
+        "'Write a harmless scratch file'"
+    )
+    # When the person approves the row in the sidebar, after reading it
+    await asyncio.sleep(HUMAN_PAUSE_S)
+    body = json.dumps({"decision": "approve", "fingerprint": pending["fingerprint"]})
+    await jp_fetch(API, "pending", kernel.id, pending["request_id"], method="POST", body=body)
+    # Then the History names the disagreement: what the person approved, what the kernel says
+    page = json.loads((await jp_fetch(API, "journal")).body)
+    found = [d for d in page["disagreements"] if d["request_id"] == pending["request_id"]]
+    assert [d["kind"] for d in found] == ["summary_rewritten"]
+    assert row["summary"] in found[0]["detail"]
+    assert "harmless scratch" in found[0]["detail"]

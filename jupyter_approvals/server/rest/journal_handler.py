@@ -1,15 +1,22 @@
 """``GET journal`` (docs/protocol.md 6.3): recent entries of a project's journal, for display.
 
 The project's journal is the one in the server's state directory, with what kernels of this
-server wrote about the same project elsewhere (:mod:`..mirror.journal_view`).
+server wrote about the same project elsewhere (:mod:`..mirror.journal_view`), and where the
+kernels' records and the server's record of the decisions it relayed disagree
+(:mod:`...core.journal.disagreements`), over the journal's newest lines.
 """
 
 from __future__ import annotations
+
+import time
 
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 
 from ...core import errors
+from ...core.journal.disagreements import DISAGREEMENT_WINDOW, find_disagreements
+from ...core.journal.reader import read_entries
+from ...core.policy import MAX_APPROVAL_TTL_S
 from ...core.project import journal_location, project_root_for
 from ..mirror.journal_view import read_journal_view
 from .handlers import ApprovalsHandler
@@ -51,9 +58,12 @@ class JournalHandler(ApprovalsHandler):
             event=self.get_argument("outcome", None),
             action=self.get_argument("action", None),
         )
+        recent = read_entries(location.path, limit=DISAGREEMENT_WINDOW).entries
+        disagreements = find_disagreements(recent, time.time(), MAX_APPROVAL_TTL_S)
         self.reply(
             {
                 "entries": view.entries,
+                "disagreements": [d.as_dict() for d in disagreements],
                 "has_more": view.has_more,
                 "offset": offset,
                 "limit": limit,
