@@ -429,3 +429,35 @@ def test_the_badge_counts_requests_as_they_come_are_decided_and_time_out(
         assert "timed_out" in [line["event"] for line in lab_server.events_of(second)]
         save_screenshot(page, "sidebar-badge-after-timeout")
         assert nb.errors == []
+
+
+def test_the_history_names_an_approval_the_kernel_recorded_with_another_summary(
+    lab_server: LabServer, notebook: Path, page: Page
+):
+    # Given the first call's request listed in the sidebar, whose summary code in the kernel
+    # then rewrote in the kernel's own record (T3: it patches the store, nothing re-lists it)
+    nb, cells, _card, seen = open_first_call(page, lab_server, notebook)
+    request_id = request_id_shown(nb, cells.first_call)
+    sidebar = Sidebar(page)
+    sidebar.open()
+    item = sidebar.item(request_id)
+    expect(item).to_be_visible()
+    shown = sidebar.part(item, "summary").inner_text()
+    nb.run_new_cell(
+        "from jupyter_approvals.kernel.session import KernelSession\n"
+        f"KernelSession.current().store._table.lookup({request_id!r}).summary = "
+        "'Write a harmless scratch file'"
+    )
+    # When the person approves the item as it was shown
+    pause_like_a_person(seen)
+    sidebar.part(item, "approve").click()
+    expect(item).to_have_count(0, timeout=2 * POLL_S * 1000 + 1000)
+    # Then the History tab names the disagreement above its entries: what the person
+    # approved, and what the kernel recorded
+    page.locator('[data-testid="jpa-sidebar-history-tab"]').click()
+    found = page.locator('[data-testid="jpa-sidebar-history-disagreement"]')
+    expect(found).to_have_count(1)
+    expect(found).to_contain_text(f"{request_id}: summary rewritten")
+    expect(found).to_contain_text(shown)
+    expect(found).to_contain_text("harmless scratch")
+    save_screenshot(sidebar.panel, "sidebar-history-disagreement")

@@ -114,8 +114,9 @@ class ContentsHold(ContentsJudges):
         signature = inspect.signature(original)
         is_async = inspect.iscoroutinefunction(original)
 
-        @functools.wraps(original)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
+        def judged(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+            """The wrapped call: the manager's own when no agent's request is being handled
+            (or inside a call let through), else run as its judge says."""
             found = _agent_of_request()
             if found is None or _INSIDE.get():
                 return original(*args, **kwargs)
@@ -127,6 +128,20 @@ class ContentsHold(ContentsJudges):
                 return original(*args, **kwargs)  # the manager reports its own misuse
             run = self._run_async if is_async else self._run_sync
             return run(handler, agent, judge, original, bound.arguments, args, kwargs)
+
+        if is_async:
+            # Still a coroutine function: callers such as jupyter_server's preferred_dir
+            # check ask inspect whether to await it, and would take a coroutine for True.
+            @functools.wraps(original)
+            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                return await judged(args, kwargs)
+
+            async_wrapper.jupyter_approvals_wrapped = True  # type: ignore[attr-defined]
+            return async_wrapper
+
+        @functools.wraps(original)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return judged(args, kwargs)
 
         wrapper.jupyter_approvals_wrapped = True  # type: ignore[attr-defined]
         return wrapper
