@@ -444,8 +444,8 @@ def test_the_history_names_an_approval_the_kernel_recorded_with_another_summary(
     expect(item).to_be_visible()
     shown = sidebar.part(item, "summary").inner_text()
     nb.run_new_cell(
-        "from jupyter_approvals.kernel.session import KernelSession\n"
-        f"KernelSession.current().store._table.lookup({request_id!r}).summary = "
+        "import jupyter_approvals.kernel.session as s; "
+        f"s.KernelSession.current().store._table.lookup({request_id!r}).summary = "
         "'Write a harmless scratch file'"
     )
     # When the person approves the item as it was shown
