@@ -109,3 +109,13 @@ def test_approvals_in_kernels_the_server_never_relayed_to_are_not_judged():
     ]
     # Then the approval of the first is not taken for one made behind the server's back
     assert kinds(entries) == []
+
+
+def test_a_relayed_decision_the_kernel_never_recorded_is_found_once_its_time_is_over():
+    # Given a decision the server relayed, and no line of the kernel's after it
+    entries = [requested(), relayed("reject")]
+    # Then within the request's time nothing is said; after it, the missing line is named
+    assert kinds(entries, now=300) == []
+    assert kinds(entries, now=700) == ["not_recorded"]
+    # And a refusal recorded by the kernel is an answer
+    assert kinds([*entries, line("refused", 2, code="APPROVAL_NOT_FROM_FRONTEND")], now=700) == []

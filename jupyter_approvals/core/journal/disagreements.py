@@ -9,6 +9,9 @@ side, they show:
   never relayed: it was made through another connection to the kernel (another frontend, a
   client of the connection file), or inside the kernel (kernels the server never relayed a
   decision to, or journals older than the relayed lines, are not judged this way);
+- ``not_recorded``: the server relayed a decision the kernel recorded nothing about since (no
+  approval, rejection, refusal or other end), although the request's time is over: the
+  kernel's line went missing, or was kept out;
 - ``turned_around``: the server relayed one answer, the kernel recorded the other;
 - ``summary_rewritten``: the kernel's record of the approval names another summary than the
   row the person approved;
@@ -28,10 +31,20 @@ from datetime import datetime
 from typing import Any, Final, Literal
 
 DisagreementKind = Literal[
-    "not_relayed", "turned_around", "summary_rewritten", "fingerprint_differs", "outcome_unknown"
+    "not_relayed",
+    "not_recorded",
+    "turned_around",
+    "summary_rewritten",
+    "fingerprint_differs",
+    "outcome_unknown",
 ]
 #: The newest journal lines read to look for disagreements (the History, the CLI).
 DISAGREEMENT_WINDOW: Final = 2000
+#: Events a kernel records about a request once a decision reached it.
+_AFTER_A_DECISION: Final = frozenset(
+    {"approved", "rejected", "refused", "auto_answered", "timed_out", "withdrawn", "dismissed",
+     "lost", "expired", "executed", "failed"}
+)  # fmt: skip
 #: Events that end an approval: after one of them the approval's outcome is known.
 _OUTCOMES: Final = frozenset({"executed", "failed", "expired", "lost", "refused", "staged"})
 _ANSWER_OF: Final = {"approve": "approved", "reject": "rejected"}
@@ -114,6 +127,18 @@ def _of_request(
             "the kernel recorded an approval this server never relayed (made through another "
             "connection to the kernel, or inside it)",
         )
+    first_relay = _seconds(relayed[0]) if relayed else None
+    if first_relay is not None and now - first_relay > ttl:
+        answered = any(
+            e.get("event") in _AFTER_A_DECISION and (_seconds(e) or 0) >= first_relay
+            for e in kernel
+        )
+        if not answered:
+            say(
+                "not_recorded",
+                "the server relayed a decision the kernel recorded nothing about since (its "
+                "line went missing, or was kept out)",
+            )
     if decided is not None and relayed:
         answers = {_ANSWER_OF.get(str(e.get("decision"))) for e in relayed}
         if decided.get("event") not in answers:
