@@ -64,6 +64,8 @@ def _render_text(value: str | bytes | bytearray, budget: int) -> str:
 
 def _render_container(value: Any, budget: int) -> str:
     total = len(value)
+    if total == 0 and isinstance(value, set | frozenset):
+        return f"{type(value).__name__}()"  # "{}" would be an empty dict
     items = iter(value.items()) if isinstance(value, dict) else iter(value)
     brackets: dict[type, tuple[str, str]] = {
         dict: ("{", "}"),
