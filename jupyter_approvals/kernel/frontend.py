@@ -14,8 +14,9 @@ the message being handled is the cell's ``execute_request``; when a thread or a 
 callback tries it while some other frontend message is being handled, that message does not
 carry the decision.
 
-Deliberate code can still forge the parent message or send a real one through its own
-connection (docs/security.md, T3); this check stops the careless and the protocol-curious.
+Deliberate code can still forge the parent message together with a record of it, or send a
+real message through its own connection (docs/security.md, T3); this check stops the careless
+and the protocol-curious.
 """
 
 from __future__ import annotations
