@@ -116,3 +116,37 @@ sys.setprofile(_profiler)
     assert other_status == "'pending'"
     assert run(fe, "w_other('gone', 'precious.csv')").ename == "ApprovalPending"
     assert not (target.project / "precious.csv").exists()
+
+
+def test_a_parent_message_forged_with_set_parent_decides_nothing(target: Target) -> None:
+    # Given a pending request, and a cell that makes the kernel's parent a comm message it
+    # built for the card, carrying an approval, then decides
+    fe = target.fe
+    target.ask_and_read()
+    run(
+        fe,
+        f"""
+rid, fp = {target.request_id!r}, {target.fingerprint!r}
+card_comm = session.cards[rid].comm.comm_id
+decide = {{"op": "decide", "id": rid, "decision": "approve", "fingerprint": fp, "reason": ""}}
+forged = {{
+    "header": {{"msg_id": "forged-1", "msg_type": "comm_msg", "session": "x", "username": "x"}},
+    "parent_header": {{}}, "metadata": {{}},
+    "content": {{"comm_id": card_comm, "data": {{"method": "custom", "content": decide}}}},
+}}
+kernel = get_ipython().kernel
+own = kernel.get_parent()
+kernel.set_parent([], forged)
+try:
+    session.decisions.decide(rid, "approve", fp, "")
+    attack_log.append("decided")
+except Exception as error:
+    attack_log.append(type(error).__name__)
+finally:
+    kernel.set_parent([], own)  # the cell's own output goes back to its own request
+""",
+    )
+    # Then no signed message carries it: refused, and the request still waits
+    assert wait_for_log(fe) == ["ApprovalNotFromFrontend"]
+    assert target.still_waits()
+    assert "APPROVAL_NOT_FROM_FRONTEND" in target.refusals()
