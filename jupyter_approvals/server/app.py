@@ -7,16 +7,9 @@ Enabled on install by ``jupyter-config/server-config/jupyter_approvals.json``; c
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from jupyter_core.paths import (
-    jupyter_config_dir,
-    jupyter_config_path,
-    jupyter_data_dir,
-    jupyter_path,
-)
 from jupyter_server.extension.application import ExtensionApp
 from tornado.ioloop import PeriodicCallback
 from traitlets import Enum, Float, Int, List, Unicode
@@ -43,6 +36,7 @@ from .gate.kernel_screen import POLICIES
 from .gate.limits import AgentLimits
 from .gate.notebook_trust import never_sign_for_agents
 from .gate.pause import reject_in_kernels
+from .gate.private_places import sandbox_hidden, secret_dirs
 from .gate.sandboxed_starts import sandbox_agents_kernels
 from .gate.staged_writes import StagedWrites
 from .mirror import sessions
@@ -246,7 +240,7 @@ class ApprovalsServer(ExtensionApp):
             hold,
             policy=self.agent_code,
             server_root=root,
-            secret_dirs=lambda: self._secret_dirs(state_dir),
+            secret_dirs=lambda: secret_dirs(serverapp, state_dir),
             session_manager=serverapp.session_manager,
             log=self.log,
             limits=AgentLimits(self.agent_max_body_bytes, self.agent_requests_per_minute),
@@ -302,7 +296,7 @@ class ApprovalsServer(ExtensionApp):
             self.sandbox_overlay_bytes,
         )
         ContentsHold(
-            hold, root, lambda: self._secret_dirs(state_dir), self.log, staging=staged
+            hold, root, lambda: secret_dirs(serverapp, state_dir), self.log, staging=staged
         ).install(serverapp.contents_manager)
         never_sign_for_agents(serverapp.contents_manager, is_agent, self.log)
         # Sandboxed kernels' provisioners are made by jupyter_client: the web app's settings
@@ -312,7 +306,7 @@ class ApprovalsServer(ExtensionApp):
             root,
             state_dir,
             [Path(path) for path in self.sandbox_readable_paths],
-            self._sandbox_hidden(state_dir),
+            sandbox_hidden(serverapp, state_dir),
             self.sandbox_home_bytes,
             self.sandbox_tmp_bytes,
             processes=self.sandbox_processes,
@@ -376,24 +370,6 @@ class ApprovalsServer(ExtensionApp):
             task = asyncio.ensure_future(reject_in_kernels(links, agent, None, channel="server"))
             self._pausing.add(task)
             task.add_done_callback(self._pausing.discard)
-
-    def _secret_dirs(self, state_dir: Path) -> Iterable[Path]:
-        serverapp = self.serverapp
-        assert serverapp is not None
-        dirs = [Path(serverapp.runtime_dir), state_dir, Path(jupyter_data_dir())]
-        dirs.append(Path(serverapp.cookie_secret_file).parent)
-        dirs.extend(Path(p) for p in jupyter_config_path())
-        dirs.extend(Path(p) for p in jupyter_path())
-        return dirs
-
-    def _sandbox_hidden(self, state_dir: Path) -> list[Path]:
-        serverapp = self.serverapp
-        assert serverapp is not None
-        hidden = [Path(serverapp.runtime_dir), state_dir, Path(jupyter_data_dir())]
-        hidden.append(Path(serverapp.cookie_secret_file).parent)
-        hidden.append(Path(jupyter_config_dir()))
-        hidden.extend(Path(p) for p in jupyter_config_path())
-        return hidden
 
     def initialize_handlers(self) -> None:
         """Register the REST endpoints of docs/protocol.md section 6."""
