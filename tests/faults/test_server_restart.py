@@ -160,6 +160,7 @@ def test_after_a_restart_nothing_pending_runs_and_old_decisions_are_refused(
     ]
     assert replayed["kernel_id"] == new_kernel
     assert waiting["id"] in (replayed.get("request_id"), replayed.get("attempted_request_id"))
-    assert by_request[approved["id"]] == ["requested", "approved", "lost"]
+    # (the server's record of the approval it relayed, then the kernel's lines)
+    assert by_request[approved["id"]] == ["requested", "relayed", "approved", "lost"]
     assert [e for e in lines if e["event"] == "executed"] == []
     assert len([e for e in lines if e["event"] == "requested"]) == 3

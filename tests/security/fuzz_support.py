@@ -27,6 +27,7 @@ import shutil
 import tempfile
 import threading
 import uuid
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -39,6 +40,7 @@ import ipykernel.connect
 import ipykernel.ipkernel  # noqa: F401 - it replaces comm's factories when first imported
 from comm.base_comm import BaseComm, CommManager
 from hypothesis import strategies as st
+from jupyter_client.session import Session
 
 import jupyter_approvals as ja
 from jupyter_approvals.core.decision import DECISIONS
@@ -495,10 +497,24 @@ class _Events:
 
 
 class _Kernel:
-    """The parts of an ipykernel the approvals session reads: the message being handled."""
+    """The parts of an ipykernel the approvals session reads: the message being handled, and
+    the session that reads (and verifies) every message off the wire."""
 
     def __init__(self) -> None:
         self.parent: dict[str, Any] = {}
+        self.session = Session(key=b"in-process", username="fuzz")
+
+    def receive(self, msg: dict[str, Any]) -> None:
+        """Read ``msg`` as the kernel reads it off its socket: signed, then deserialized by
+        its session (which drops a byte-for-byte duplicate, as a real kernel does)."""
+        with warnings.catch_warnings():
+            # Data JSON cannot carry (NaN, ...): no frontend can send it; nothing is recorded.
+            warnings.simplefilter("error")
+            try:
+                frames = self.session.serialize(msg)[1:]  # after the delimiter
+                self.session.deserialize(frames)
+            except (ValueError, TypeError, UserWarning):
+                return
 
     def get_parent(self, channel: str | None = None) -> dict[str, Any]:
         return self.parent
@@ -698,6 +714,7 @@ class InProcessKernel:
     @contextlib.contextmanager
     def _handling(self, msg: dict[str, Any]) -> Iterator[None]:
         previous = self.shell.kernel.parent
+        self.shell.kernel.receive(msg)
         self.shell.kernel.parent = msg
         try:
             yield
