@@ -173,8 +173,10 @@ class KernelLinks:
         reason: str,
         channel: str,
         decided_by: str | None,
+        before_sending: Callable[[], None] | None = None,
     ) -> dict[str, Any]:
         """Send a person's decision to a kernel's endpoint; return its ``decided`` reply.
+        ``before_sending`` runs once the decision is sure to be sent (the server's record).
 
         Raises :class:`KernelBusy` without sending anything when the kernel runs a cell that
         does not await a decision: the message would wait in its queue, unseen; and
@@ -204,6 +206,8 @@ class KernelLinks:
             # just in time still has its reply (after the journal's fsync) reach us in time.
             "not_after": iso_utc(time.time() + self.timeout - _reply_margin(self.timeout)),
         }
+        if before_sending is not None:
+            before_sending()
         return await self.ask(kernel_id, message)
 
     async def ask(self, kernel_id: str, data: dict[str, Any]) -> dict[str, Any]:

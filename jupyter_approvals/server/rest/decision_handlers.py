@@ -127,11 +127,8 @@ class DecisionHandler(_DecidingHandler):
         """The kernel's verdict; raises the server's own refusal when it cannot be asked."""
         if not re.fullmatch(r"[0-9a-f]{16}", request_id):
             raise errors.ApprovalUnknownRequest(f"No request {request_id!r}.")
-        if kernel_id in self.links.running():  # (no record of what reaches no kernel)
-            sent = {"id": request_id, "decision": decision, "fingerprint": fingerprint}
-            self.parts.relayed.record(
-                kernel_id, sent, channel="sidebar", decided_by=username_of(self.current_user)
-            )
+        sent = {"id": request_id, "decision": decision, "fingerprint": fingerprint}
+        decided_by = username_of(self.current_user)
         try:
             return await self.links.decide(
                 kernel_id,
@@ -140,7 +137,11 @@ class DecisionHandler(_DecidingHandler):
                 fingerprint,
                 reason,
                 channel="sidebar",
-                decided_by=username_of(self.current_user),
+                decided_by=decided_by,
+                # The server's own record, once the decision is sure to reach the kernel.
+                before_sending=lambda: self.parts.relayed.record(
+                    kernel_id, sent, channel="sidebar", decided_by=decided_by
+                ),
             )
         except KeyError:
             raise errors.ApprovalUnknownKernel(f"No running kernel {kernel_id!r}.") from None
