@@ -3,12 +3,26 @@ and which requests can still be decided."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from . import errors
 from .fingerprint import is_fingerprint
 from .model import Status
 
 #: The only two answers a person can give.
 DECISIONS = ("approve", "reject")
+
+
+def decision_payload(data: object) -> dict[str, Any] | None:
+    """The decision inside a comm message's data: a card's widget ``custom`` message (the
+    decision is its ``content``) or an endpoint ``decide`` message. None if the data carries
+    no decision. The kernel's guard and the server's record of relayed decisions read
+    messages by this one rule."""
+    if isinstance(data, dict) and data.get("method") == "custom":
+        data = data.get("content")
+    if isinstance(data, dict) and data.get("op") == "decide":
+        return data
+    return None
 
 
 def check_decision(

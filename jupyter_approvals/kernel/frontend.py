@@ -88,16 +88,6 @@ def caller_context() -> dict[str, str | None]:
     }
 
 
-def decision_payload(data: object) -> dict[str, Any] | None:
-    """The decision inside a comm message's data: a card's widget ``custom`` message or an
-    endpoint ``decide`` message. None if the data carries no decision."""
-    if isinstance(data, dict) and data.get("method") == "custom":
-        data = data.get("content")
-    if isinstance(data, dict) and data.get("op") == "decide":
-        return data
-    return None
-
-
 def _live_comm_id() -> object:
     content = current_parent().get("content") or {}
     return content.get("comm_id") if isinstance(content, dict) else None

@@ -13,11 +13,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..core.decision import decision_payload
 from ..core.journal.writer import Journal
 from ..core.model import RequestInfo
 from ..core.project import journal_location
 from ..core.protocol import DECISION_EVENTS
-from .frontend import current_parent, decision_payload, handling_frontend_message
+from .frontend import current_parent, handling_frontend_message
 
 #: Refused decisions journaled per request before the rest are only counted.
 REFUSALS_JOURNALED = 20

@@ -24,6 +24,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.decision import decision_payload
+
 FRONTEND_MESSAGE_TYPE = "comm_msg"
 #: Records kept at most (messages are handled in order: only the latest few matter).
 _KEPT = 64
@@ -53,21 +55,6 @@ def _frame_bytes(frame: object) -> bytes:
     if isinstance(inner, bytes):
         return inner
     return bytes(memoryview(frame))  # type: ignore[arg-type]
-
-
-def decision_of(data: object) -> Decision | None:
-    """The decision inside a comm message's data (a card's widget ``custom`` message or an
-    endpoint ``decide`` message), or None."""
-    if isinstance(data, dict) and data.get("method") == "custom":
-        data = data.get("content")
-    if isinstance(data, dict) and data.get("op") == "decide":
-        return (
-            data.get("id"),
-            data.get("decision"),
-            data.get("fingerprint"),
-            data.get("reason", ""),
-        )
-    return None
 
 
 class VerifiedMessages:
@@ -122,9 +109,15 @@ class VerifiedMessages:
             return None
         if not isinstance(msg_id, str) or not isinstance(content, dict):
             return None
-        decision = decision_of(content.get("data"))
-        if decision is None:
+        payload = decision_payload(content.get("data"))
+        if payload is None:
             return None
+        decision = (
+            payload.get("id"),
+            payload.get("decision"),
+            payload.get("fingerprint"),
+            payload.get("reason", ""),
+        )
         return VerifiedMessage(msg_id, content.get("comm_id"), decision)
 
     def take(self, msg_id: object) -> VerifiedMessage | None:

@@ -343,13 +343,14 @@ def test_card_and_listing_name_the_function_that_will_run(frontend):
 DECIDING_HOOK = """
 import sys
 from jupyter_approvals.kernel import frontend as _f
+from jupyter_approvals.core.decision import decision_payload as _payload
 from jupyter_approvals.kernel.session import KernelSession
 hook_results = []
 def _hook(frame, event, arg):
     if event == "call" and frame.f_code.co_name == {name!r}:
         sys.setprofile(None)
         data = _f.current_parent()["content"]["data"]
-        payload = _f.decision_payload(data)
+        payload = _payload(data)
         try:
             KernelSession.current().decisions.decide(
                 payload["id"], payload["decision"], payload["fingerprint"],

@@ -24,9 +24,10 @@ pytestmark = pytest.mark.kernel
 #: handled carries (or the given request and fingerprint), and log how it went.
 DECIDER = """
 from jupyter_approvals.kernel import frontend as _f
+from jupyter_approvals.core.decision import decision_payload as _payload
 def decide_from_here(request_id=None, fingerprint=None, decision=None):
     data = (_f.current_parent().get("content") or {}).get("data")
-    payload = _f.decision_payload(data) or {}
+    payload = _payload(data) or {}
     try:
         session.decisions.decide(
             request_id or payload.get("id"), decision or payload.get("decision", "approve"),

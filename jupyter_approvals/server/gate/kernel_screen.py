@@ -18,6 +18,7 @@ from jupyter_client.session import Session
 
 from ...core import errors
 from ...core.agents import AgentRegistry
+from ...core.decision import decision_payload
 from ...core.model import Lease
 from ..mirror import sessions
 from .approved_outputs import OUTPUT_TYPES, ApprovedOutputs
@@ -120,12 +121,12 @@ class KernelScreen:
             data = message.content().get("data")
         except (ValueError, TypeError, IndexError, AssertionError):
             return
-        channel = "comm"
-        if isinstance(data, dict) and data.get("method") == "custom":
-            data, channel = data.get("content"), "card"
+        payload = decision_payload(data)
         kernel_id = getattr(connection, "kernel_id", None)
-        if isinstance(data, dict) and data.get("op") == "decide" and isinstance(kernel_id, str):
-            self._relayed(kernel_id, data, channel=channel, decided_by=username_of(user))
+        if payload is not None and isinstance(kernel_id, str):
+            card = isinstance(data, dict) and data.get("method") == "custom"
+            channel = "card" if card else "comm"
+            self._relayed(kernel_id, payload, channel=channel, decided_by=username_of(user))
 
     def _screen_agent(
         self, connection: Any, message: IncomingMessage, agent: str, subprotocol: str | None
