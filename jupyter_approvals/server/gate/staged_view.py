@@ -71,7 +71,7 @@ class StagedView:
     def __init__(self, root: Path) -> None:
         self.root = root
 
-    def _in_project(self, api_path: str) -> Path | None:
+    def _project_entry(self, api_path: str) -> Path | None:
         target = self.root / api_path
         return target if os.path.lexists(target) else None
 
@@ -84,7 +84,7 @@ class StagedView:
             return "file"
         if found.entry == "folder":
             return "directory"
-        target = self._in_project(api_path)
+        target = self._project_entry(api_path)
         if target is None:
             return None
         return "directory" if target.is_dir() else "file" if target.is_file() else None
@@ -109,7 +109,7 @@ class StagedView:
             if kind not in (None, "directory"):
                 error = web.HTTPError(400, f"{api_path} is a directory, not a {kind}")
                 return functools.partial(_raise, error), None
-            in_project = self._in_project(api_path)
+            in_project = self._project_entry(api_path)
             if found.hides_listing or in_project is None or not in_project.is_dir():
                 return functools.partial(self._folder, upper, api_path, content), None
             return None, functools.partial(self._merge, upper, api_path)

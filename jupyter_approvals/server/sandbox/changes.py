@@ -35,7 +35,7 @@ from ...core.fingerprint import fingerprint
 
 ChangeKind = Literal["created", "modified", "deleted", "renamed", "unsupported"]
 #: Extended attributes that mark an opaque folder (unprivileged overlays use ``user.``).
-OPAQUE_XATTRS = ("user.overlay.opaque", "trusted.overlay.opaque")
+_OPAQUE_XATTRS = ("user.overlay.opaque", "trusted.overlay.opaque")
 _CHUNK = 1 << 20
 
 
@@ -153,14 +153,19 @@ def upper_stats(upper: Path) -> Iterator[tuple[str, os.stat_result]]:
             continue
 
 
-def is_opaque(folder: Path) -> bool:
-    """Whether an upper folder hides the project's folder of the same name."""
-    for name in OPAQUE_XATTRS:
+def is_opaque(folder: Path | int) -> bool:
+    """Whether an upper folder (a path, not followed if a link, or an open folder) hides the
+    project's folder of the same name."""
+    for name in _OPAQUE_XATTRS:
         try:
-            if os.getxattr(folder, name, follow_symlinks=False) == b"y":
-                return True
+            if isinstance(folder, int):
+                value = os.getxattr(folder, name)
+            else:
+                value = os.getxattr(folder, name, follow_symlinks=False)
         except OSError:
             continue
+        if value == b"y":
+            return True
     return False
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
-from .changes import OPAQUE_XATTRS, is_whiteout
+from .changes import is_opaque, is_whiteout
 
 #: What the upper folder holds at a path.
 UpperEntry = Literal["file", "folder", "whiteout", "other"]
@@ -64,14 +64,6 @@ def _entry_of(info: os.stat_result) -> UpperEntry:
     if stat.S_ISREG(info.st_mode):
         return "file"
     return "other"
-
-
-def _is_opaque(folder_fd: int) -> bool:
-    for name in OPAQUE_XATTRS:
-        with contextlib.suppress(OSError):
-            if os.getxattr(folder_fd, name) == b"y":
-                return True
-    return False
 
 
 def _parts(relative: str) -> tuple[str, ...]:
@@ -129,8 +121,8 @@ def look_up(upper: Path, relative: str) -> Lookup:
             os.close(folder)
             folder = inner
             if last:
-                return Lookup("folder", above, _is_opaque(folder))
-            above = above or _is_opaque(folder)
+                return Lookup("folder", above, is_opaque(folder))
+            above = above or is_opaque(folder)
         return Lookup("folder", False)  # the project's own folder
     finally:
         os.close(folder)
@@ -167,12 +159,6 @@ def list_staged(upper: Path, relative: str) -> dict[str, tuple[UpperEntry, os.st
                 info = os.stat(name, dir_fd=folder, follow_symlinks=False)
                 found[name] = (_entry_of(info), info)
     return found
-
-
-def opaque(upper: Path, relative: str) -> bool:
-    """Whether the upper folder's folder at ``relative`` hides the project's."""
-    with _folder(upper, _parts(relative) if relative else ()) as folder:
-        return folder is not None and _is_opaque(folder)
 
 
 _CHUNK = 1 << 20
