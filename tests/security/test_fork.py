@@ -50,23 +50,8 @@ def kernel_pid(fe: KernelFrontend) -> str:
     return value(fe, "os.getpid()")
 
 
-@pytest.mark.parametrize(
-    "fork",
-    [
-        """
-pid = os.fork()
-if pid == 0:
-    try:
-        append_pid(RUNS)
-        outcome = "ran"
-    except BaseException as error:
-        outcome = getattr(error, "code", type(error).__name__)
-    open(CHILD, "w").write(outcome)
-    os._exit(0)
-os.waitpid(pid, 0)
-""",
-        """
-import multiprocessing
+#: What the forked child does: make the approved call, and write down how it went.
+IN_CHILD = """
 def in_child():
     try:
         append_pid(RUNS)
@@ -74,6 +59,21 @@ def in_child():
     except BaseException as error:
         outcome = getattr(error, "code", type(error).__name__)
     open(CHILD, "w").write(outcome)
+"""
+
+
+@pytest.mark.parametrize(
+    "fork",
+    [
+        """
+pid = os.fork()
+if pid == 0:
+    in_child()
+    os._exit(0)
+os.waitpid(pid, 0)
+""",
+        """
+import multiprocessing
 child = multiprocessing.get_context("fork").Process(target=in_child)
 child.start()
 child.join(30)
@@ -88,7 +88,7 @@ def test_a_process_forked_after_an_approval_cannot_use_it(target: Target, fork: 
     request_id = approved_call(target, str(runs))
     fe = target.fe
     # When cell code forks, and both the child and the kernel make the approved call
-    run(fe, f"RUNS, CHILD = {str(runs)!r}, {str(child)!r}" + fork)
+    run(fe, f"RUNS, CHILD = {str(runs)!r}, {str(child)!r}" + IN_CHILD + fork)
     kernel = run(fe, f"append_pid({str(runs)!r})")
     # Then the child is refused with the code, and the kernel's own call runs, once
     assert child.read_text() == "APPROVAL_FORKED_PROCESS"

@@ -18,9 +18,15 @@ pytestmark = pytest.mark.timeout(120)
 API = "jupyter-approvals/api"
 
 
-async def journal(jp_fetch) -> list[dict]:
-    response = await jp_fetch(API, "journal")
-    return json.loads(response.body)["entries"]
+async def relayed_lines(jp_fetch) -> list[dict]:
+    """The journal's relayed lines, once there is one (within 5 s)."""
+    for _ in range(50):
+        response = await jp_fetch(API, "journal")
+        relayed = [e for e in json.loads(response.body)["entries"] if e["event"] == "relayed"]
+        if relayed:
+            return relayed
+        await asyncio.sleep(0.1)
+    return []
 
 
 @pytest.mark.parametrize("v1", [True, False], ids=["v1-protocol", "json-protocol"])
@@ -48,11 +54,7 @@ async def test_a_card_decision_passing_the_websocket_is_recorded_with_the_row_sh
             "comm_msg", {"comm_id": "card-comm", "data": {"method": "custom", "content": decision}}
         )
         # Then the server journals it, with what the row showed the person
-        for _ in range(50):
-            relayed = [e for e in await journal(jp_fetch) if e["event"] == "relayed"]
-            if relayed:
-                break
-            await asyncio.sleep(0.1)
+        relayed = await relayed_lines(jp_fetch)
     finally:
         socket.close()
     [line] = relayed
@@ -77,11 +79,7 @@ async def test_a_decision_for_a_request_the_server_does_not_list_says_so(
         # When a decision for a request the server never listed passes
         decision = {"op": "decide", "id": "0" * 16, "decision": "approve", "fingerprint": "x"}
         await socket.send("comm_msg", {"comm_id": "endpoint", "data": decision})
-        for _ in range(50):
-            relayed = [e for e in await journal(jp_fetch) if e["event"] == "relayed"]
-            if relayed:
-                break
-            await asyncio.sleep(0.1)
+        relayed = await relayed_lines(jp_fetch)
     finally:
         socket.close()
     # Then the record says it was not listed, and names no row
