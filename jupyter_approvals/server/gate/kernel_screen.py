@@ -117,6 +117,8 @@ class KernelScreen:
     def _record_relayed(self, connection: Any, message: IncomingMessage, user: Any) -> None:
         """A person's card decision passes here on its way to the kernel: record it."""
         assert self._relayed is not None
+        if message.v1 and message.parts is not None and b"decide" not in message.parts[3]:
+            return  # most comm messages are widget updates: not parsed twice for nothing
         try:
             data = message.content().get("data")
         except (ValueError, TypeError, IndexError, AssertionError):
