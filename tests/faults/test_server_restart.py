@@ -72,9 +72,14 @@ def pending_rows(server: Server, kernel_id: str, count: int, timeout: float = 12
         time.sleep(0.2)
 
 
+#: Answers that say "not now" rather than anything about the decision.
+RETRIED = frozenset({"APPROVAL_KERNEL_BUSY", "APPROVAL_KERNEL_UNAVAILABLE"})
+
+
 def replay_until_idle(server: Server, kernel_id: str, row: dict) -> tuple[int, str]:
     """POST the approval of ``row`` to ``kernel_id`` again, retrying while the server says
-    the kernel is busy (it may not have seen the last cell end yet); (status, code)."""
+    the kernel is busy (it may not have seen the last cell end yet) or did not answer in time
+    (a loaded machine); (status, code)."""
     deadline = time.monotonic() + 120
     while True:
         status, answer = server.request(
@@ -82,7 +87,7 @@ def replay_until_idle(server: Server, kernel_id: str, row: dict) -> tuple[int, s
             f"{API}/pending/{kernel_id}/{row['id']}",
             {"decision": "approve", "fingerprint": row["fingerprint"]},
         )
-        if answer.get("code") != "APPROVAL_KERNEL_BUSY" or time.monotonic() > deadline:
+        if answer.get("code") not in RETRIED or time.monotonic() > deadline:
             return status, answer.get("code")
         time.sleep(0.2)
 

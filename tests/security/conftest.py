@@ -14,6 +14,7 @@ import json
 import re
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -229,3 +230,24 @@ def fresh_kernel(
     env = {STATE_DIR_ENV: str(state), "IPYTHONDIR": str(ipython)}
     with KernelFrontend.start(cwd=project, env=env) as fe:
         yield fe, project, state
+
+
+@contextmanager
+def started(
+    tmp_path: Path, config: str | None = None, env: dict[str, str] | None = None
+) -> Iterator[tuple[KernelFrontend, Path]]:
+    """A kernel of its own whose IPython profile holds ``config`` and whose environment adds
+    ``env``: (frontend, IPython dir)."""
+    project = tmp_path / "project"
+    make_git_top_level(project)
+    ipython = tmp_path / "ipython"
+    (ipython / "profile_default").mkdir(parents=True)
+    if config is not None:
+        (ipython / "profile_default" / "ipython_kernel_config.py").write_text(config)
+    kernel_env = {
+        STATE_DIR_ENV: str(tmp_path / "state"),
+        "IPYTHONDIR": str(ipython),
+        **(env or {}),
+    }
+    with KernelFrontend.start(cwd=project, env=kernel_env) as fe:
+        yield fe, ipython

@@ -7,18 +7,15 @@ is a decision, so nothing is journaled for it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from jupyter_approvals.core.project import STATE_DIR_ENV, make_git_top_level
 from jupyter_approvals.doctor.limits import check_limits, effective_limits
 from jupyter_approvals.testing import KernelFrontend
 from tests.kernel.helpers import run, wait_for_state
 
-from .conftest import PRELUDE, WRITER
+from .conftest import PRELUDE, WRITER, started
 
 # A card answered at once must come within a second of real time: see the realtime marker.
 pytestmark = [pytest.mark.kernel, pytest.mark.realtime]
@@ -38,25 +35,6 @@ LOOSE_ENV = {
     "JUPYTER_APPROVALS_AUTO_APPROVE": "true",
     "JUPYTER_APPROVALS_HEADLESS": "approve",
 }
-
-
-@contextmanager
-def started(
-    tmp_path: Path, config: str | None = None, env: dict[str, str] | None = None
-) -> Iterator[tuple[KernelFrontend, Path]]:
-    project = tmp_path / "project"
-    make_git_top_level(project)
-    ipython = tmp_path / "ipython"
-    (ipython / "profile_default").mkdir(parents=True)
-    if config is not None:
-        (ipython / "profile_default" / "ipython_kernel_config.py").write_text(config)
-    kernel_env = {
-        STATE_DIR_ENV: str(tmp_path / "state"),
-        "IPYTHONDIR": str(ipython),
-        **(env or {}),
-    }
-    with KernelFrontend.start(cwd=project, env=kernel_env) as fe:
-        yield fe, ipython
 
 
 def answered_at_once_runs_nothing(fe: KernelFrontend, name: str) -> None:
