@@ -1,11 +1,14 @@
-"""Previews rendered with the libraries' default formatting, whatever the notebook set.
+"""Previews rendered with fixed formatting, whatever the notebook set.
 
 A person sets ``pd.set_option("display.float_format", ...)`` or ``np.set_printoptions(...)``
 to read their own output more easily, and a card rendered under those settings can then show
 ``1,000,000.00`` for ``-1000000.0``, or round away the digits that differ. Every preview text
 that comes from numpy's or pandas' own rendering is therefore made inside
 :func:`fixed_formatting`, which puts every pandas ``display.*`` option and numpy's print options
-back to their defaults for the moment of rendering, then restores the person's.
+back to their defaults for the moment of rendering, then restores the person's. Two defaults
+are replaced by exact ones: numbers are printed with as many digits as tell them apart from
+every other number (numpy's ``floatmode="unique"``, Python's shortest ``repr`` for pandas), so
+two values a card shows alike are the same value.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ _NUMPY_DEFAULTS: dict[str, Any] = {
     "infstr": "inf",
     "sign": "-",
     "formatter": None,
-    "floatmode": "maxprec",
+    "floatmode": "unique",  # numpy's default is "maxprec": rounded to 8 digits
     "legacy": False,
 }
 
@@ -56,4 +59,10 @@ def fixed_formatting() -> Iterator[None]:
             pairs = _pandas_display_defaults(pandas)
             if pairs:
                 stack.enter_context(pandas.option_context(*pairs))
+                # pandas' default rounds to 6 digits; str gives each float's shortest exact text.
+                # Its default column count depends on whether a terminal is attached: fixed at
+                # the notebook's 20.
+                stack.enter_context(
+                    pandas.option_context("display.float_format", str, "display.max_columns", 20)
+                )
         yield

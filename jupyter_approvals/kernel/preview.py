@@ -9,11 +9,13 @@ The fingerprint always covers every value in full.
 from __future__ import annotations
 
 import enum
+import sys
 from collections.abc import Mapping
 from typing import Any
 
 from ..core.fingerprint.encoding import type_name
 from ..core.fixed_format import fixed_formatting
+from .preview_tables import table_text
 
 #: Characters given to one argument before it is cut.
 ARGUMENT_BUDGET = 4_000
@@ -29,8 +31,9 @@ def render(value: Any, budget: int) -> str:
 
     Rendered from what the fingerprint covers, never from a ``__repr__`` the value's own class
     may define: values the fingerprint accepts are of exact builtin, numpy, pandas or path
-    types, whose text their library fixes (numpy and pandas render with their default
-    options, not the notebook's), or enum members, shown as class and stored value.
+    types, whose text their library fixes (numpy and pandas render with fixed, exact options,
+    not the notebook's; text cells of tables quoted), or enum members, shown as class and
+    stored value.
     """
     if isinstance(value, enum.Enum):
         return f"{type_name(type(value))}({render(value._value_, budget)})"
@@ -51,7 +54,8 @@ def render(value: Any, budget: int) -> str:
         )
         head += "> (its own shortened view; the fingerprint covers every value)\n"
         with fixed_formatting():  # not the display options the notebook set
-            return head + _cut(repr(value), budget)
+            text = table_text(value, sys.modules["pandas"]) if module == "pandas" else None
+            return head + _cut(repr(value) if text is None else text, budget)
     return _cut(repr(value), budget)
 
 
