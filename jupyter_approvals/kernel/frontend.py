@@ -130,6 +130,16 @@ class FrontendGuard:
             self._opened[msg_id] = record
         return msg_id
 
+    def opened_for(self, request_id: str) -> str | None:
+        """The id of a frontend message being handled now whose verified record carries a
+        decision of ``request_id``, or None. Never read from the live message, which code
+        running meanwhile can edit: only records the session verified count."""
+        with self._lock:
+            for msg_id, record in self._opened.items():
+                if record.decision[0] == request_id:
+                    return msg_id
+        return None
+
     def admit(self, msg_id: str, decision: tuple[object, ...]) -> None:
         """Every check of the entry point passed: message ``msg_id`` may make ``decision``
         (request id, answer, fingerprint, reason), once, if its verified record carries it."""

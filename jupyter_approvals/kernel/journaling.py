@@ -9,16 +9,14 @@ written, and keeps a loop of refused attempts from flooding the journal with fsy
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..core.decision import decision_payload
 from ..core.journal.writer import Journal
 from ..core.model import RequestInfo
 from ..core.project import journal_location
 from ..core.protocol import DECISION_EVENTS
-from .frontend import current_parent, handling_frontend_message
 
 #: Refused decisions journaled per request before the rest are only counted.
 REFUSALS_JOURNALED = 20
@@ -50,6 +48,9 @@ class KernelJournal:
         self._refusals: dict[tuple[str, str], int] = {}
         self._charged: OrderedDict[str, None] = OrderedDict()
         self._decided_by: dict[str, str] = {}
+        #: The id of the verified frontend message being handled that carries a decision of
+        #: the given request, or None (the session sets the frontend guard's lookup).
+        self.frontend_message_of: Callable[[str], str | None] = lambda request_id: None
 
     def check_location(self) -> None:
         """Refuse protected operations while the journal would be inside the project."""
@@ -118,23 +119,18 @@ class KernelJournal:
         self.event("refused", info, code=code, source=source, **where, **fields)
 
     def _source(self, request_id: str | None) -> str:
-        """``frontend`` for the first refusal while a frontend message carrying a decision of
-        ``request_id`` is handled, else ``code``.
+        """``frontend`` for the first refusal while a frontend message whose verified record
+        carries a decision of ``request_id`` is handled, else ``code``.
 
         Code running while a person's message is handled (a trap widget's callback, a profile
         hook) could otherwise charge any number of refusals to the frontend's budget: each
-        frontend message gets one frontend line, for the request it names.
+        verified frontend message gets one frontend line, for the request it names. The live
+        message, which such code can edit, is never what counts.
         """
-        if request_id is None or not handling_frontend_message():
+        if request_id is None:
             return "code"
-        parent = current_parent()
-        header = parent.get("header") or {}
-        content = parent.get("content") or {}
-        msg_id = header.get("msg_id") if isinstance(header, dict) else None
-        payload = decision_payload(content.get("data")) if isinstance(content, dict) else None
-        if not isinstance(msg_id, str) or payload is None or payload.get("id") != request_id:
-            return "code"
-        if msg_id in self._charged:
+        msg_id = self.frontend_message_of(request_id)
+        if msg_id is None or msg_id in self._charged:
             return "code"
         self._charged[msg_id] = None
         while len(self._charged) > _CHARGED_MESSAGES_KEPT:

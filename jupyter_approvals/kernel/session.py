@@ -102,13 +102,9 @@ class KernelSession:
         kernel = getattr(shell, "kernel", None) if shell is not None else None
         if kernel is not None and getattr(kernel, "session", None) is not None:
             self.verified.install(kernel.session)
-        self.store = ApprovalStore(
-            self.limits,
-            clock,
-            decision_guard=frontend.FrontendGuard(
-                self._decision_comms, self._guard_refused, self.verified
-            ),
-        )
+        guard = frontend.FrontendGuard(self._decision_comms, self._guard_refused, self.verified)
+        self._journal.frontend_message_of = guard.opened_for
+        self.store = ApprovalStore(self.limits, clock, decision_guard=guard)
         self.decisions = Decisions(self.store, self._journal)
         self._cards = CardRegistry(
             self.decisions, self._journal.health, self.project_root, self.limits.min_answer_s

@@ -277,6 +277,7 @@ class ApprovalsServer(ExtensionApp):
             ),
             journals=journals,
             relayed=relayed,
+            approval_ttl_s=limits.approval_ttl_s,
         )
         make_agent_aware(serverapp.identity_provider)
         narrow_for_agents(serverapp.authorizer)

@@ -443,3 +443,46 @@ for _ in range(30):
     assert len(from_code) == 20
     assert from_code[-1]["further_refusals_not_journaled"] is True
     assert [e["code"] for e in from_frontend] == ["APPROVAL_FINGERPRINT_MISMATCH"]
+
+
+#: A hook that, while a person's card message is checked, provokes 30 refusals of the same
+#: request, each under a fresh message id written into the live message.
+BUDGET_SPENDING_HOOK = """
+import sys, uuid
+from jupyter_approvals.kernel import frontend as _f
+from jupyter_approvals.kernel.session import KernelSession
+def _spend(frame, event, arg):
+    if event == "call" and frame.f_code.co_name == "_check_shown":
+        sys.setprofile(None)
+        parent = _f.current_parent()
+        payload = parent["content"]["data"]["content"]
+        for _ in range(30):
+            parent["header"]["msg_id"] = uuid.uuid4().hex
+            try:
+                KernelSession.current().decisions.decide(
+                    payload["id"], "approve", "sha256:" + "0" * 64)
+            except Exception:
+                pass
+sys.setprofile(_spend)
+"""
+
+
+def test_a_hook_renaming_the_message_cannot_spend_the_frontends_refusal_lines(frontend, state_dir):
+    # Given a pending request, and cell code hooked into the check of a card's message that
+    # provokes refusals under fresh message ids written into the live message
+    run(frontend, SETUP)
+    card = pending_call(frontend, "save('x', 'precious.csv')")
+    run(frontend, BUDGET_SPENDING_HOOK)
+    let_a_person_read(frontend)
+    # When the person's card message arrives (its shown text was rewritten: refused)
+    card_decision(frontend, card, summary="Write scratch.txt")
+    wait_for_state(frontend, card, lambda s: s.get("notice"))
+    # Then at most one refusal line is charged to the frontend (the one its verified message
+    # may have), the rest to code, and nothing ran
+    refused = [e for e in journal_lines(state_dir) if e["event"] == "refused"]
+    from_frontend = [e for e in refused if e.get("source") == "frontend"]
+    from_code = [e for e in refused if e.get("source") == "code"]
+    assert len(from_frontend) <= 1, from_frontend
+    assert len(from_code) == 20
+    assert run(frontend, "save('x', 'precious.csv')").ename == "ApprovalPending"
+    assert value(frontend, "runs") == "[]"

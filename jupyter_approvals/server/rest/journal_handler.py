@@ -16,7 +16,6 @@ from tornado import web
 from ...core import errors
 from ...core.journal.disagreements import DISAGREEMENT_WINDOW, find_disagreements
 from ...core.journal.reader import read_entries
-from ...core.policy import MAX_APPROVAL_TTL_S
 from ...core.project import journal_location, project_root_for
 from ..mirror.journal_view import read_journal_view
 from .handlers import ApprovalsHandler
@@ -59,7 +58,7 @@ class JournalHandler(ApprovalsHandler):
             action=self.get_argument("action", None),
         )
         recent = read_entries(location.path, limit=DISAGREEMENT_WINDOW).entries
-        disagreements = find_disagreements(recent, time.time(), MAX_APPROVAL_TTL_S)
+        disagreements = find_disagreements(recent, time.time(), self.parts.approval_ttl_s)
         self.reply(
             {
                 "entries": view.entries,

@@ -39,3 +39,6 @@ class RestParts:
     journals: ServerJournals
     #: The server's record of each decision it relays to a kernel.
     relayed: RelayedDecisions
+    #: How long an approval may wait to be used (``ApprovalsConfig.approval_ttl``): after it,
+    #: a relayed decision or an approval with no outcome recorded is a disagreement.
+    approval_ttl_s: float
