@@ -219,8 +219,13 @@ async def test_an_idle_kernel_is_asked_again_after_activity_of_its_own_only(
     assert sent == []
     # When the kernel runs something later (activity a lost change message would ride on)
     await kernel.run("1 + 1")
-    await get_json(jp_fetch, "pending")
-    # Then it is asked for its list again (a lost change message heals)
+    # Then it is asked for its list again (a lost change message heals), once the server
+    # has seen that activity (its record of the kernel follows the kernel's messages)
+    for _ in range(50):
+        await get_json(jp_fetch, "pending")
+        if sent:
+            break
+        await asyncio.sleep(0.1)
     assert sent == ["comm_msg"]
 
 
