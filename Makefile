@@ -18,7 +18,7 @@ SANITIZE := notebooks/nbval-sanitize.cfg
 
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: setup browser agents oldest upstream demo check test test-fast screenshots lint bench clean
+.PHONY: setup browser agents oldest hub upstream demo check test test-fast screenshots lint bench clean
 
 # `jupyter labextension develop` links <venv>/share/jupyter/labextensions/jupyter-approvals to
 # jupyter_approvals/labextension; an editable install into that venv again would write its data
@@ -109,6 +109,20 @@ upstream: $(UPSTREAM_VENV)/.installed $(UPSTREAM_YDOC_VENV)/.installed
 	$(BIN)/python tests/upstream/run_upstream.py --python $(UPSTREAM_YDOC_VENV)/bin/python \
 		--dist jupyter-server-ydoc
 
+# configurable-http-proxy, the proxy of the JupyterHub the hub tests start
+# (docs/decisions/0010), from npm into build/hub-proxy.
+HUB_PROXY_VERSION := 5.3.0
+HUB_PROXY_DIR := build/hub-proxy
+
+hub: $(HUB_PROXY_DIR)/.installed
+
+$(HUB_PROXY_DIR)/.installed:
+	@command -v npm >/dev/null || { echo "make hub needs Node.js (>= 20) and npm" >&2; exit 1; }
+	mkdir -p $(HUB_PROXY_DIR)
+	cd $(HUB_PROXY_DIR) && npm install --no-audit --no-fund --silent \
+		configurable-http-proxy@$(HUB_PROXY_VERSION)
+	touch $@
+
 browser:
 	@if [ ! -x "$(CHROMIUM)" ]; then \
 		echo "Installing Debian's chromium for the browser tests"; \
@@ -166,7 +180,7 @@ TEST_JOBS ?= 4
 TEST_ENV = CHROMIUM_PATH=$(CHROMIUM) AGENT_PYTHON=$(abspath $(AGENT_VENV))/bin/python \
 	OLDEST_PYTHON=$(abspath $(OLDEST_VENV))/bin/python
 
-test: lint browser agents oldest
+test: lint browser agents oldest hub
 	cd $(LABEXT) && npm test
 	$(TEST_ENV) $(BIN)/pytest -n $(TEST_JOBS) --dist loadfile -m "not realtime" tests notebooks \
 		--nbval --nbval-sanitize-with $(SANITIZE)
@@ -176,7 +190,7 @@ test: lint browser agents oldest
 # neither npm nor the sidebar's build. The fuzz properties run a fifth of their examples
 # here (at least 50 each); make test runs them all.
 test-fast: $(VENV)/.python
-	JPA_FUZZ_EXAMPLES_SCALE=0.2 $(BIN)/pytest -n auto -m "not kernel and not e2e and not install and not venvs and not sidebar" tests
+	JPA_FUZZ_EXAMPLES_SCALE=0.2 $(BIN)/pytest -n auto -m "not kernel and not e2e and not install and not venvs and not sidebar and not hub" tests
 
 # The documentation's screenshots: the browser tests write every screenshot under
 # build/screenshots (never into the tree), the ones for docs/images (save_screenshot(...,

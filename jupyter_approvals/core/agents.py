@@ -50,6 +50,9 @@ TOKEN_PREFIX: Final = "jpagent_"
 NAME_PATTERN: Final = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 #: Version of the registry file format.
 SCHEMA_VERSION: Final = 1
+#: Names starting with this are agents the server knows by a JupyterHub token
+#: (core/hub_identity.py); ``agent add`` refuses them.
+HUB_NAME_PREFIX: Final = "hub-"
 
 
 def registry_path(state_dir: str | os.PathLike[str]) -> Path:
@@ -80,25 +83,38 @@ def check_name(name: object) -> str:
 
 @dataclass(frozen=True)
 class AgentRecord:
-    """One registered agent: its name, the hash of its token, when it was added."""
+    """One registered agent: its name, the hash of its token, when it was added.
+
+    An agent of a JupyterHub token (``hub``) has no token here: the hub checks it, expires
+    and revokes it; the record holds its name and whether the person paused it.
+    """
 
     name: str
     token_sha256: str
     created_at: str
     paused: bool = False
+    hub: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """The form stored in the registry file."""
-        return {
+        stored: dict[str, Any] = {
             "name": self.name,
-            "token_sha256": self.token_sha256,
+            "token_sha256": None if self.hub else self.token_sha256,
             "created_at": self.created_at,
             "paused": self.paused,
         }
+        if self.hub:
+            stored["hub"] = True
+        return stored
 
     def public(self) -> dict[str, Any]:
         """What ``agent list`` shows: everything but the hash."""
-        return {"name": self.name, "created_at": self.created_at, "paused": self.paused}
+        return {
+            "name": self.name,
+            "created_at": self.created_at,
+            "paused": self.paused,
+            "hub": self.hub,
+        }
 
 
 def _parse(raw: bytes, path: Path) -> dict[str, AgentRecord]:
@@ -111,13 +127,22 @@ def _parse(raw: bytes, path: Path) -> dict[str, AgentRecord]:
             paused = item.get("paused", False)
             if not isinstance(paused, bool):
                 raise ValueError(f"'paused' of {item['name']!r} is not true or false")
+            hub = item.get("hub", False)
+            if not isinstance(hub, bool):
+                raise ValueError(f"'hub' of {item['name']!r} is not true or false")
             record = AgentRecord(
                 name=check_name(item["name"]),
-                token_sha256=str(item["token_sha256"]),
+                token_sha256="" if hub else str(item["token_sha256"]),
                 created_at=str(item["created_at"]),
                 paused=paused,
+                hub=hub,
             )
-            if not re.fullmatch(r"[0-9a-f]{64}", record.token_sha256) or record.name in records:
+            token_ok = (
+                item.get("token_sha256") is None
+                if hub
+                else re.fullmatch(r"[0-9a-f]{64}", record.token_sha256) is not None
+            )
+            if not token_ok or record.name in records:
                 raise ValueError(f"bad entry {record.name!r}")
             records[record.name] = record
     except (ValueError, KeyError, TypeError, UnicodeDecodeError, ApprovalInvalidArgument) as exc:
@@ -210,7 +235,7 @@ class AgentRegistry:
             self._seen, self._problem = None, self._unreadable(exc)
             return
         self._seen, self._records, self._problem = key, records, None
-        self._by_hash = {r.token_sha256: r for r in records.values()}
+        self._by_hash = {r.token_sha256: r for r in records.values() if not r.hub}
 
     def _unreadable(self, exc: OSError) -> ApprovalAgentRegistryUnreadable:
         return ApprovalAgentRegistryUnreadable(
@@ -223,6 +248,12 @@ class AgentRegistry:
     def add(self, name: str) -> tuple[AgentRecord, str]:
         """Register ``name`` and return its record and its token (shown once, never stored)."""
         check_name(name)
+        if name.startswith(HUB_NAME_PREFIX):
+            raise ApprovalInvalidArgument(
+                f"{name!r} is not a valid agent name: names starting with "
+                f"{HUB_NAME_PREFIX!r} are the server's for agents of JupyterHub tokens.",
+                name=name,
+            )
         token = new_token()
         with self._edit() as records:
             if name in records:
@@ -234,6 +265,28 @@ class AgentRegistry:
             record = AgentRecord(name, hash_token(token), iso_utc(time.time()))
             records[name] = record
         return record, token
+
+    def hub_agent(self, name: str) -> AgentRecord:
+        """The record of the agent of a JupyterHub token named ``name``, registered on first
+        sight (no token is stored: the hub checks it). Raises if the registry is unreadable,
+        or if ``name`` is an agent of a token of this registry's."""
+        check_name(name)
+        with self._lock:
+            self._refresh_locked()
+            if self._problem is not None:
+                raise self._problem
+            known = self._records.get(name)
+        if known is not None and known.hub:
+            return known
+        with self._edit() as records:
+            record = records.get(name)
+            if record is None:
+                record = records[name] = AgentRecord(name, "", iso_utc(time.time()), hub=True)
+            elif not record.hub:
+                raise ApprovalAgentExists(
+                    f"An agent named {name!r} is registered with its own token.", name=name
+                )
+        return record
 
     def remove(self, name: str) -> AgentRecord:
         """Unregister ``name``: its token stops working at once."""

@@ -292,6 +292,15 @@ class ApprovalAgentForbidden(ApprovalRefused):
     http_status = 403
 
 
+class ApprovalNotAPerson(ApprovalRefused):
+    """A decision came with a credential that is not the person's own browser session: on
+    JupyterHub, an API token (the server's, the kernel's, one from the token page, a
+    service's) or another user's session (an admin's) without the deciding scope."""
+
+    code = "APPROVAL_NOT_A_PERSON"
+    http_status = 403
+
+
 class ApprovalUnknownAgent(ApprovalProtocolError):
     """No agent of that name is registered."""
 

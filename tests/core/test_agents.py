@@ -155,3 +155,51 @@ def test_cli_pause_and_resume_keep_the_token_and_show_the_state(state_dir, capsy
     assert reader.is_active("bot")
     assert cli.main(["agent", "pause", "ghost"]) == 2
     assert "APPROVAL_UNKNOWN_AGENT" in capsys.readouterr().err
+
+
+def test_an_agent_of_a_hub_token_is_registered_once_without_a_token(state_dir):
+    # Given an empty registry
+    registry = agents.AgentRegistry(agents.registry_path(state_dir))
+    # When the server meets the agent of a JupyterHub token twice
+    first = registry.hub_agent("hub-alice-a12")
+    again = registry.hub_agent("hub-alice-a12")
+    # Then it is registered once, as a hub agent, with no token any request could match
+    assert first == again
+    assert first.hub
+    stored = json.loads(agents.registry_path(state_dir).read_text())["agents"]
+    assert stored == [
+        {
+            "name": "hub-alice-a12",
+            "token_sha256": None,
+            "created_at": first.created_at,
+            "paused": False,
+            "hub": True,
+        }
+    ]
+    assert registry.match(agents.TOKEN_PREFIX) is None
+    assert registry.match("") is None
+    # And a person can pause it like any agent
+    registry.set_paused("hub-alice-a12", True)
+    assert not registry.is_active("hub-alice-a12")
+
+
+def test_names_of_hub_agents_cannot_be_taken_by_a_registered_agent(state_dir):
+    # Given a registry; when a person registers an agent under a hub agent's name
+    registry = agents.AgentRegistry(agents.registry_path(state_dir))
+    with pytest.raises(ApprovalInvalidArgument, match="hub-"):
+        registry.add("hub-alice-a12")
+    # Then nothing is registered
+    assert registry.records() == {}
+
+
+def test_a_hub_entry_holding_a_token_hash_is_a_damaged_registry(state_dir):
+    # Given a registry file whose hub entry also names a token hash (a hand edit)
+    path = agents.registry_path(state_dir)
+    registry = agents.AgentRegistry(path)
+    registry.add("bot")
+    data = json.loads(path.read_text())
+    data["agents"][0]["hub"] = True
+    path.write_text(json.dumps(data))
+    # Then the registry is unreadable: every agent token is refused
+    with pytest.raises(ApprovalAgentRegistryUnreadable):
+        registry.records()

@@ -119,3 +119,21 @@ def test_a_relayed_decision_the_kernel_never_recorded_is_found_once_its_time_is_
     assert kinds(entries, now=700) == ["not_recorded"]
     # And a refusal recorded by the kernel is an answer
     assert kinds([*entries, line("refused", 2, code="APPROVAL_NOT_FROM_FRONTEND")], now=700) == []
+
+
+def test_an_approval_a_stopping_server_recorded_lost_has_a_known_outcome():
+    # Given an approval the kernel recorded, and the server's line that it was lost at stop
+    entries = [
+        {"event": "approved", "request_id": "r1", "kernel_id": "k", "time": "2026-12-01T10:00:00Z"},
+        {
+            "event": "lost",
+            "request_id": "r1",
+            "kernel_id": "k",
+            "recorded_by": "server",
+            "time": "2026-12-01T10:00:05Z",
+        },
+    ]
+    # When the records are compared long after the approval's time
+    found = find_disagreements(entries, now=2_000_000_000.0, approval_ttl_s=600)
+    # Then nothing is unknown about it
+    assert found == []

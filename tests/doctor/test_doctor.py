@@ -562,6 +562,7 @@ def test_report_has_the_documented_json_shape(env: Env, project: Path) -> None:
         "journal",
         "limits",
         "sandbox",
+        "hub_kernel_token",
     ]
     for check in data["checks"]:
         assert {"name", "ok", "detail", "fix"} <= set(check)

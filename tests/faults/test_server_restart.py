@@ -165,7 +165,15 @@ def test_after_a_restart_nothing_pending_runs_and_old_decisions_are_refused(
     ]
     assert replayed["kernel_id"] == new_kernel
     assert waiting["id"] in (replayed.get("request_id"), replayed.get("attempted_request_id"))
-    # (the server's record of the approval it relayed, then the kernel's lines)
-    assert by_request[approved["id"]] == ["requested", "relayed", "approved", "lost"]
+    # (the server's record of the approval it relayed, then the kernel's lines; the loss is
+    # recorded by the stopping server, then by the kernel as it ends)
+    assert by_request[approved["id"]] == ["requested", "relayed", "approved", "lost", "lost"]
+    # (each stopping server records what its kernels lose: the first, the pending request and
+    # the unused approval; the second, the request the new kernel made)
+    lost_by_server = [
+        e["request_id"] for e in lines if e["event"] == "lost" and e.get("recorded_by") == "server"
+    ]
+    assert sorted(lost_by_server[:2]) == sorted([waiting["id"], approved["id"]])
+    assert len(lost_by_server) == 3
     assert [e for e in lines if e["event"] == "executed"] == []
     assert len([e for e in lines if e["event"] == "requested"]) == 3

@@ -310,6 +310,7 @@ async def test_doctor_reports_checks_limits_and_what_is_not_guaranteed(jp_fetch)
         "journal",
         "limits",
         "sandbox",
+        "hub_kernel_token",
         "agent_gate",
         "ungated_agents",
         "cross_origin",

@@ -18,7 +18,8 @@ side, they show:
 - ``fingerprint_differs``: the kernel approved other content than the row the person
   approved showed;
 - ``outcome_unknown``: an approval the kernel recorded has no outcome (run, failure, expiry,
-  loss or refusal) although its time to be used is over.
+  loss or refusal; or its loss recorded by a stopping server) although its time to be used is
+  over.
 
 Pure: it reads journal entries (dicts, any order) and knows nothing of where they came from.
 """
@@ -166,7 +167,14 @@ def _of_request(
     if approved is not None:
         at = _seconds(approved)
         after = kernel[kernel.index(approved) + 1 :]
-        ended = any(e.get("event") in _OUTCOMES for e in after)
+        # A stopping server records the loss of its kernels' unused approvals itself.
+        lost_at_stop = any(
+            e.get("event") == "lost"
+            and e.get("recorded_by") == "server"
+            and (_seconds(e) or 0) >= (at or 0)
+            for e in lines
+        )
+        ended = lost_at_stop or any(e.get("event") in _OUTCOMES for e in after)
         if not ended and at is not None and now - at > ttl:
             say(
                 "outcome_unknown",

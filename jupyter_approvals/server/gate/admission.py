@@ -16,9 +16,11 @@ from typing import Any
 
 from tornado import web
 
+from ...core import errors
 from . import jupyter_server_seam as seam
 from . import routes
 from .held_room_edits import room_kind
+from .hub import hub_identity
 from .rooms import socket_room_kind
 
 
@@ -45,8 +47,19 @@ Step = Callable[[AgentRequest], None]
 
 
 def route_step(request: AgentRequest) -> None:
-    """Only the routes of :mod:`.routes` are open to agents."""
-    routes.check_route(request.handler)
+    """Only the routes of :mod:`.routes` are open to agents. A hub credential taken for an
+    agent that tries a deciding route is told it is not the person (APPROVAL_NOT_A_PERSON)."""
+    try:
+        routes.check_route(request.handler)
+    except errors.ApprovalAgentForbidden as exc:
+        identity = hub_identity(request.handler)
+        if identity is None or not callable(getattr(request.handler, "note_agent_refusal", None)):
+            raise
+        raise errors.ApprovalNotAPerson(
+            "On this JupyterHub server only its owner's browser session decides; this "
+            f"request came with {identity.why}. Nothing was decided.",
+            why=identity.why,
+        ) from exc
 
 
 def paths_step(server_root: Path, secret_dirs: Callable[[], Iterable[Path]]) -> Step:

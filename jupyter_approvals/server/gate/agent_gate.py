@@ -27,6 +27,7 @@ from . import admission, routes
 from . import jupyter_server_seam as seam
 from .change_notices import ChangeNotices
 from .hold import AgentHold
+from .hub import HubContext
 from .identity import refuse
 from .kernel_screen import KernelScreen, Relayed
 from .limits import AgentLimits
@@ -51,8 +52,11 @@ class AgentGate:
         is_sandboxed: Callable[[str], bool] = lambda _kernel: False,
         change_notices: ChangeNotices | None = None,
         relayed: Relayed | None = None,
+        hub: HubContext | None = None,
     ) -> None:
         self.registry = registry
+        #: The JupyterHub server this runs in (None off a hub): who hub credentials are.
+        self.hub = hub
         self.hold = hold
         self.policy = policy
         self.server_root = server_root
@@ -110,7 +114,7 @@ class AgentGate:
         try:
             for step in self.admission_steps:
                 step(request)
-        except errors.ApprovalAgentForbidden as exc:
+        except (errors.ApprovalAgentForbidden, errors.ApprovalNotAPerson) as exc:
             self.log.warning("jupyter-approvals refused agent %s: %s", agent, exc.message)
             # A route that decides journals an agent's attempt (decision_handlers.py).
             note = getattr(handler, "note_agent_refusal", None)

@@ -19,6 +19,7 @@ from jupyter_server.auth.identity import IdentityProvider, User
 from tornado import web
 
 from ...core import errors
+from ...core.hub_identity import HubRole
 from ..api import coded_error_body
 
 #: Key of the :class:`~.agent_gate.AgentGate` in the web application's settings.
@@ -77,9 +78,17 @@ async def _agent_aware_get_user(
         user = base_get_user(handler)
         if inspect.isawaitable(user):
             user = await user
-        if gate is not None and user is not None:
+        if gate is None or user is None:
+            return user  # type: ignore[no-any-return]
+        hub = gate.hub.judge(handler, user, token or "") if gate.hub is not None else None
+        if hub is None or hub.role is not HubRole.AGENT or hub.agent is None:
             gate.note_person(handler)
-        return user  # type: ignore[no-any-return]
+            return user  # type: ignore[no-any-return]
+        # A hub credential taken for an agent: the hub checked it; the gate holds it.
+        try:
+            record = gate.registry.hub_agent(hub.agent)
+        except errors.ApprovalError as exc:
+            refuse(handler, exc)
     if not provider.auth_enabled:
         refuse(
             handler,

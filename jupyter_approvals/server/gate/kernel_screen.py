@@ -25,6 +25,7 @@ from .approved_outputs import OUTPUT_TYPES, ApprovedOutputs
 from .change_notices import ChangeNotices
 from .held_code import pending_text, refusal_text
 from .hold import AgentHold
+from .hub import watcher_reason
 from .identity import AgentUser, display_name_of, is_agent, username_of
 from .kernel_messages import IncomingMessage, channel_of, decode, encode_reply, frame_bytes
 from .limits import AgentLimits
@@ -101,7 +102,11 @@ class KernelScreen:
         if self._notices is not None:
             self._notices.incoming(connection, message)
         if not isinstance(user, AgentUser):
-            if message.msg_type == "comm_msg" and self._relayed is not None:
+            watcher = watcher_reason(handler)
+            if watcher is not None and message.msg_type in ("comm_open", "comm_msg"):
+                if self._stop_watchers_decision(connection, message, user, watcher, subprotocol):
+                    return None
+            elif message.msg_type == "comm_msg" and self._relayed is not None:
                 self._record_relayed(connection, message, user)
             if message.msg_type in STAMPED_TYPES:
                 return message.stamped(
@@ -113,6 +118,42 @@ class KernelScreen:
                 )
             return raw
         return self._screen_agent(connection, message, user.agent, subprotocol)
+
+    def _stop_watchers_decision(
+        self,
+        connection: Any,
+        message: IncomingMessage,
+        user: Any,
+        why: str,
+        subprotocol: str | None,
+    ) -> bool:
+        """A comm message of a hub credential that may not decide: if it carries a decision,
+        answer APPROVAL_NOT_A_PERSON, journal it, and say so (True: send nothing on)."""
+        try:
+            data = message.content().get("data")
+        except (ValueError, TypeError, IndexError, AssertionError):
+            return False
+        payload = decision_payload(data)
+        if payload is None:
+            return False
+        error = errors.ApprovalNotAPerson(
+            "On this JupyterHub server only its owner's browser session decides; this "
+            f"decision came with {why}. Nothing was decided.",
+            why=why,
+        )
+        self.log.warning("jupyter-approvals refused a decision: %s", error.message)
+        kernel_id = getattr(connection, "kernel_id", None)
+        if self._relayed is not None and isinstance(kernel_id, str):
+            card = isinstance(data, dict) and data.get("method") == "custom"
+            self._relayed(
+                kernel_id,
+                payload,
+                channel="card" if card else "comm",
+                decided_by=username_of(user),
+                refused=error,
+            )
+        self._answer_refusal(connection, message, subprotocol, error)
+        return True
 
     def _record_relayed(self, connection: Any, message: IncomingMessage, user: Any) -> None:
         """A person's card decision passes here on its way to the kernel: record it."""

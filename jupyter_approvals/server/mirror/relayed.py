@@ -16,6 +16,7 @@ import hashlib
 from collections.abc import Callable
 from typing import Any
 
+from ...core import errors
 from .journals import ServerJournals
 
 #: The row the kernel's last listing shows for (kernel id, request id), or None.
@@ -36,9 +37,11 @@ class RelayedDecisions:
         *,
         channel: str,
         decided_by: str | None,
+        refused: errors.ApprovalError | None = None,
     ) -> None:
         """Journal that ``decision`` (the ``id``, ``decision``, ``fingerprint`` and ``reason``
-        a message carries) is being relayed to kernel ``kernel_id``. Never raises."""
+        a message carries) is being relayed to kernel ``kernel_id``, or, with ``refused``, that
+        the server stopped it there for that reason. Never raises."""
         request_id = decision.get("id")
         if not isinstance(request_id, str):
             return
@@ -55,8 +58,10 @@ class RelayedDecisions:
                 action=row.get("action"),
             )
         notebook = row.get("notebook_path") if row is not None else None
+        if refused is not None:
+            shown.update(code=refused.code, why=refused.details.get("why"), source="websocket")
         self._journals.append(
-            "relayed",
+            "refused" if refused is not None else "relayed",
             notebook if isinstance(notebook, str) else None,
             request_id=request_id[:64],
             kernel_id=kernel_id,

@@ -20,6 +20,9 @@ from .handlers import ApprovalsHandler
 class AgentsHandler(ApprovalsHandler):
     """``GET agents``: the registered agents, paused or not, with their held requests."""
 
+    #: A sidebar poll is not the person working: the hub's idle culler must not see it.
+    _track_activity = False
+
     @web.authenticated
     @authorized
     async def get(self) -> None:

@@ -30,6 +30,9 @@ _DECISIONS = {"apply": "approved", "discard": "rejected"}
 class ChangesHandler(ApprovalsHandler):
     """``GET changes``: the change sets of every sandboxed kernel."""
 
+    #: A sidebar poll is not the person working: the hub's idle culler must not see it.
+    _track_activity = False
+
     @web.authenticated
     @authorized
     async def get(self) -> None:

@@ -14,6 +14,7 @@ from jupyter_server.auth.decorator import authorized
 from tornado import web
 
 from ...core import errors
+from ..gate.hub import watcher_reason
 from ..gate.identity import is_agent, username_of
 from ..mirror.kernel_link import (
     KernelBusy,
@@ -54,7 +55,16 @@ class _DecidingHandler(ApprovalsHandler):
         """Journal a refusal the server made itself, charged to its sender's budget."""
         agent = getattr(self.current_user, "agent", None) if is_agent(self.current_user) else None
         cross_origin = not self._same_origin()
-        sender = f"agent {agent}" if agent else "cross_origin" if cross_origin else "person"
+        watcher = watcher_reason(self)
+        sender = (
+            f"agent {agent}"
+            if agent
+            else "cross_origin"
+            if cross_origin
+            else "not_a_person"
+            if watcher
+            else "person"
+        )
         origin = self.request.headers.get("Origin", "")[:200] if cross_origin else None
         self._journal(
             error, sender, agent=agent, decided_by=username_of(self.current_user), origin=origin

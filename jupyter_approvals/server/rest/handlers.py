@@ -27,6 +27,7 @@ from ...core.decision import check_decision
 from ...core.policy import Limits
 from ..api import API_PREFIX, coded_error_body
 from ..gate.agent_gate import AgentGate
+from ..gate.hub import watcher_reason
 from ..gate.identity import is_agent
 from ..gate.in_force import gate_checks
 from ..mirror import sessions
@@ -95,8 +96,16 @@ class ApprovalsHandler(APIHandler):
             )
 
     def check_decider(self) -> None:
-        """Raise for a decision from an agent, or from a page of another origin."""
+        """Raise for a decision from an agent, from a hub credential that is not the owner's
+        browser session, or from a page of another origin."""
         self.check_not_agent()
+        watcher = watcher_reason(self)
+        if watcher is not None:
+            raise errors.ApprovalNotAPerson(
+                "On this JupyterHub server only its owner's browser session decides; this "
+                f"request came with {watcher}. Nothing was decided.",
+                why=watcher,
+            )
         if not self._same_origin():
             raise errors.ApprovalCrossOrigin(
                 "Decisions are accepted only from pages of this server's own origin."
@@ -136,6 +145,9 @@ class ApprovalsHandler(APIHandler):
 
 class PendingHandler(ApprovalsHandler):
     """``GET pending``: every pending request of every running kernel."""
+
+    #: A sidebar poll is not the person working: the hub's idle culler must not see it.
+    _track_activity = False
 
     @web.authenticated
     @authorized

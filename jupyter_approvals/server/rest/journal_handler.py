@@ -26,6 +26,9 @@ MAX_JOURNAL_PAGE = 200
 class JournalHandler(ApprovalsHandler):
     """``GET journal``: recent entries of a project's journal, newest first (display only)."""
 
+    #: A sidebar poll is not the person working: the hub's idle culler must not see it.
+    _track_activity = False
+
     @web.authenticated
     @authorized
     async def get(self) -> None:
