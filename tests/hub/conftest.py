@@ -50,6 +50,7 @@ c.JupyterHub.authenticator_class = "dummy"
 c.Authenticator.allow_all = True
 c.Authenticator.admin_users = {{"admin"}}
 c.JupyterHub.spawner_class = "simple"
+c.JupyterHub.allow_named_servers = True
 c.SimpleLocalProcessSpawner.home_dir_template = "{folder}/home/{{username}}"
 c.Spawner.cmd = [{singleuser!r}]
 c.Spawner.args = {args!r}
@@ -153,6 +154,22 @@ class Hub:
             lambda: (self._server(user) or {}).get("ready"), f"{user}'s server did not start"
         )
         self.started.add(user)
+
+    def start_named_server(self, user: str, name: str) -> None:
+        """Start ``user``'s server ``name`` and wait until the hub says it is ready."""
+        self.home(user).mkdir(parents=True, exist_ok=True)
+        self.ensure_user(user)
+        requests.post(
+            f"{self.url}/hub/api/users/{user}/servers/{name}",
+            headers={"Authorization": f"token {MANAGER_TOKEN}"},
+            timeout=90,
+        )
+
+        def ready() -> bool:
+            servers = self.api("GET", f"users/{user}").get("servers") or {}
+            return bool((servers.get(name) or {}).get("ready"))
+
+        self._until(ready, f"{user}'s server {name} did not start")
 
     def stop_server(self, user: str) -> None:
         """Stop ``user``'s default server as the idle culler does (DELETE through the API)."""

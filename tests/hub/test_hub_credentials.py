@@ -306,3 +306,41 @@ def test_a_card_decision_from_an_admins_browser_never_reaches_the_kernel(
         and e.get("source") == "websocket"
     ]
     assert [e["request_id"] for e in refused] == [row["id"]]
+
+
+def test_code_a_hub_agent_sends_waits_as_its_own_row_and_runs_only_when_approved(
+    hub: Hub, alice: AliceKernel
+):
+    # Given alice's token marked for an agent, connected to her notebook's kernel
+    token = credential(hub, alice, "alice-token-for-an-agent")
+    port = int(hub.url.rsplit(":", 1)[1])
+    code = "open('agent-ran.txt', 'a').write('x')"
+
+    async def send_code() -> dict:
+        socket = await KernelSocket.open(port, f"/user/{OWNER}/", alice.id, token)
+        try:
+            return await socket.execute(code)
+        finally:
+            socket.close()
+
+    # When the agent sends code
+    first = asyncio.run(send_code())
+    # Then nothing ran: the code waits for alice, in her sidebar, as the hub agent's row
+    assert first["reply"]["ename"] == "APPROVAL_PENDING", first["reply"]
+    assert not (hub.home(OWNER) / "agent-ran.txt").exists()
+    rows = alice.browser.request("GET", OWNER, f"{API}/pending").json()["pending"]
+    [held] = [r for r in rows if r.get("held_at") == "server" and r.get("preview") == code]
+    assert held["agent"].startswith(f"hub-{OWNER}-")
+    # When alice approves it in her browser, and the agent sends the same code again
+    time.sleep(HUMAN_PAUSE_S)
+    approved = alice.browser.request(
+        "POST",
+        OWNER,
+        f"{API}/held/{held['id']}",
+        data=json.dumps({"decision": "approve", "fingerprint": held["fingerprint"]}),
+    )
+    assert approved.json()["status"] == "approved", approved.text
+    again = asyncio.run(send_code())
+    # Then it runs, once
+    assert again["reply"]["status"] == "ok", again["reply"]
+    assert (hub.home(OWNER) / "agent-ran.txt").read_text() == "x"

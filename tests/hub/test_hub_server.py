@@ -7,6 +7,7 @@ import json
 import time
 
 import pytest
+import requests
 
 from .conftest import Hub
 from .test_hub_credentials import API, AliceKernel, journal
@@ -66,3 +67,26 @@ def test_a_server_stopped_as_the_culler_stops_it_journals_what_was_lost(hub: Hub
     assert lost[pending["id"]]["status"] == "pending"
     assert lost[approved["id"]]["status"] == "approved"
     assert "stopped" in lost[pending["id"]]["reason"]
+
+
+def test_on_a_named_server_the_owners_browser_decides_and_her_token_does_not(hub: Hub):
+    # Given alice's named server "second"
+    hub.start_named_server("alice", "second")
+    browser = hub.browser("alice")
+    body = json.dumps({"decision": "approve", "fingerprint": "sha256:" + "0" * 64})
+    path = f"{API}/pending/no-such-kernel/{'0' * 16}"
+    # When her browser session and her token each send a decision there
+    from_browser = browser.request("POST", "alice/second", path, data=body)
+    token = hub.token("alice", "named")
+    from_token = requests.post(
+        f"{hub.url}/user/alice/second/{path}",
+        headers={"Authorization": f"token {token}"},
+        data=body,
+        timeout=60,
+    )
+    # Then the browser's passes who-decides (the kernel is unknown), the token's does not
+    assert (from_browser.status_code, from_browser.json()["code"]) == (
+        404,
+        "APPROVAL_UNKNOWN_KERNEL",
+    ), from_browser.text
+    assert (from_token.status_code, from_token.json()["code"]) == (403, "APPROVAL_NOT_A_PERSON")
