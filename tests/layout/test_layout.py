@@ -34,10 +34,12 @@ MAY_IMPORT = {
 }
 #: The rooms of ``server/`` -> the rooms they may import (besides themselves): the handlers,
 #: then the agent gate, then the server's mirror of the kernels and the sandbox of agents'
-#: kernels (its provisioner, overlays and change sets); ``app`` wires them all and
-#: ``api`` (where the REST API lives) is a fact every room may name.
+#: kernels (its provisioner, overlays and change sets); ``app`` wires them all with the
+#: ``settings`` it is configured by, and ``api`` (where the REST API lives) is a fact every
+#: room may name.
 SERVER_ROOMS = {
-    "app": {"rest", "gate", "mirror", "sandbox", "api"},
+    "app": {"settings", "rest", "gate", "mirror", "sandbox", "api"},
+    "settings": {"gate", "api"},
     "rest": {"gate", "mirror", "sandbox", "api"},
     "gate": {"mirror", "sandbox", "api"},
     "mirror": {"api"},
