@@ -51,6 +51,20 @@ _UNKNOWN_OUTCOME = (
 )
 
 
+def _carried_decision(message: IncomingMessage) -> tuple[dict[str, Any], str] | None:
+    """The decision a comm message carries and its channel (``card`` for a card's custom
+    message, else ``comm``), or None."""
+    try:
+        data = message.content().get("data")
+    except (ValueError, TypeError, IndexError, AssertionError):
+        return None
+    payload = decision_payload(data)
+    if payload is None:
+        return None
+    card = isinstance(data, dict) and data.get("method") == "custom"
+    return payload, "card" if card else "comm"
+
+
 class KernelScreen:
     """The screen of client frames on kernel websockets (one per server)."""
 
@@ -129,13 +143,10 @@ class KernelScreen:
     ) -> bool:
         """A comm message of a hub credential that may not decide: if it carries a decision,
         answer APPROVAL_NOT_A_PERSON, journal it, and say so (True: send nothing on)."""
-        try:
-            data = message.content().get("data")
-        except (ValueError, TypeError, IndexError, AssertionError):
+        carried = _carried_decision(message)
+        if carried is None:
             return False
-        payload = decision_payload(data)
-        if payload is None:
-            return False
+        payload, channel = carried
         error = errors.ApprovalNotAPerson(
             "On this JupyterHub server only its owner's browser session decides; this "
             f"decision came with {why}. Nothing was decided.",
@@ -144,13 +155,8 @@ class KernelScreen:
         self.log.warning("jupyter-approvals refused a decision: %s", error.message)
         kernel_id = getattr(connection, "kernel_id", None)
         if self._relayed is not None and isinstance(kernel_id, str):
-            card = isinstance(data, dict) and data.get("method") == "custom"
             self._relayed(
-                kernel_id,
-                payload,
-                channel="card" if card else "comm",
-                decided_by=username_of(user),
-                refused=error,
+                kernel_id, payload, channel=channel, decided_by=username_of(user), refused=error
             )
         self._answer_refusal(connection, message, subprotocol, error)
         return True
@@ -159,16 +165,14 @@ class KernelScreen:
         """A person's card decision passes here on its way to the kernel: record it."""
         assert self._relayed is not None
         if message.v1 and message.parts is not None and b"decide" not in message.parts[3]:
-            return  # most comm messages are widget updates: not parsed twice for nothing
-        try:
-            data = message.content().get("data")
-        except (ValueError, TypeError, IndexError, AssertionError):
+            # Most comm messages are widget updates: not parsed twice for nothing. (A decision
+            # spelled with JSON escapes goes unrecorded here; the History names it not_relayed.
+            # A watcher's messages are always parsed whole: there it would be a way through.)
             return
-        payload = decision_payload(data)
+        carried = _carried_decision(message)
         kernel_id = getattr(connection, "kernel_id", None)
-        if payload is not None and isinstance(kernel_id, str):
-            card = isinstance(data, dict) and data.get("method") == "custom"
-            channel = "card" if card else "comm"
+        if carried is not None and isinstance(kernel_id, str):
+            payload, channel = carried
             self._relayed(kernel_id, payload, channel=channel, decided_by=username_of(user))
 
     def _screen_agent(
