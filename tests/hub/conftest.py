@@ -99,6 +99,9 @@ class Hub:
     process: subprocess.Popen[bytes]
     log: Path
     started: set[str] = field(default_factory=set)
+    # Every browser's connections, closed when the hub stops: a session left to the garbage
+    # collector closes its sockets in whichever later test happens to collect it.
+    sessions: list[requests.Session] = field(default_factory=list)
 
     def api(self, method: str, path: str, token: str = MANAGER_TOKEN, **kwargs: Any) -> Any:
         """The hub's REST API (``/hub/api/...``) with ``token``."""
@@ -192,6 +195,7 @@ class Hub:
     def browser(self, user: str) -> BrowserSession:
         """A browser session of ``user`` logged in at the hub."""
         session = requests.Session()
+        self.sessions.append(session)
         login = session.get(f"{self.url}/hub/login", timeout=30)
         login.raise_for_status()
         xsrf = session.cookies.get("_xsrf", path="/hub/")
@@ -301,6 +305,8 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
             # (the hub's own shutdown stops what is left)
             with contextlib.suppress(Exception):
                 running.stop_server(user)
+        for session in running.sessions:
+            session.close()
         process.terminate()
         try:
             process.wait(30)

@@ -284,7 +284,7 @@ def test_a_card_decision_from_an_admins_browser_never_reaches_the_kernel(
                     answers.append(message)
             return answers
         finally:
-            socket.close()
+            await socket.aclose()
 
     answers = asyncio.run(press_approve())
     # Then the server answers it as no person's decision, nothing runs, the request still
@@ -321,7 +321,7 @@ def test_code_a_hub_agent_sends_waits_as_its_own_row_and_runs_only_when_approved
         try:
             return await socket.execute(code)
         finally:
-            socket.close()
+            await socket.aclose()
 
     # When the agent sends code
     first = asyncio.run(send_code())

@@ -7,6 +7,7 @@ JSON one (jupyter_kernel_client, used by jupyter-mcp-server).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import uuid
 from typing import Any
@@ -18,7 +19,8 @@ from jupyter_server.services.kernels.connection.base import (
     serialize_msg_to_ws_v1,
 )
 from tornado.httpclient import HTTPClientError, HTTPRequest
-from tornado.websocket import websocket_connect
+from tornado.iostream import StreamClosedError
+from tornado.websocket import WebSocketClosedError, websocket_connect
 
 from jupyter_approvals.core.agents import AgentRegistry, registry_path
 
@@ -219,3 +221,21 @@ class KernelSocket:
 
     def close(self) -> None:
         self.connection.close()
+
+    async def aclose(self, timeout: float = 5) -> None:
+        """Close and wait until the connection's socket is closed too: a loop that ends right
+        after :meth:`close` (``asyncio.run``) leaves the socket to the garbage collector."""
+        self.connection.close()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        with contextlib.suppress(asyncio.TimeoutError, WebSocketClosedError, StreamClosedError):
+            while (
+                await asyncio.wait_for(
+                    self.connection.read_message(), max(0.01, deadline - loop.time())
+                )
+                is not None
+            ):
+                pass
+        stream = getattr(self.connection, "stream", None)
+        if stream is not None and not stream.closed():
+            stream.close()
