@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import journal_lines
+
 from .agent_client import add_agent, approve, call, held
 from .conftest import approvals_config
 
@@ -84,8 +86,9 @@ async def test_an_overwrite_is_held_with_a_diff_and_written_once_after_approval(
 
 
 async def test_a_target_changed_after_the_approval_refuses_the_write(
-    jp_fetch, jp_root_dir, agent_token
+    jp_fetch, jp_root_dir, agent_token, state_dir
 ):
+    # Given an agent's write, approved
     data = Path(jp_root_dir) / "data.csv"
     data.write_text("a\n1\n")
     body = text_file("a\n2\n")
@@ -100,6 +103,10 @@ async def test_a_target_changed_after_the_approval_refuses_the_write(
     # Then the write is refused and the person's change is kept
     assert (status, reply["code"]) == (409, "APPROVAL_FINGERPRINT_MISMATCH")
     assert data.read_text() == "a\n1\n3\n"
+    # And the journal says so, with the refusal's own code
+    lines = [line for line in journal_lines(state_dir) if line.get("request_id") == item["id"]]
+    assert [line["event"] for line in lines] == ["requested", "approved", "refused"]
+    assert lines[-1]["code"] == "APPROVAL_FINGERPRINT_MISMATCH"
 
 
 async def test_a_folder_deletion_is_held_with_what_it_holds(jp_fetch, jp_root_dir, agent_token):

@@ -218,9 +218,16 @@ class AgentHold:
         }
 
     def decide(
-        self, request_id: str, decision: object, shown: object, reason: object, person: str
+        self,
+        request_id: str,
+        decision: object,
+        shown: object,
+        reason: object,
+        person: str,
+        channel: str = "sidebar",
     ) -> RequestInfo:
-        """A person's decision from the sidebar or REST (the handler refuses agents)."""
+        """A person's decision from the sidebar or REST, or ``channel`` (the handler refuses
+        agents)."""
         store = self._store_of(request_id) if isinstance(request_id, str) else None
         if store is None:
             raise errors.ApprovalUnknownRequest(
@@ -229,20 +236,20 @@ class AgentHold:
                 request_id=request_id if isinstance(request_id, str) else None,
             )
         self._decided_by[request_id] = person
-        return store.decide(request_id, decision, shown, reason, channel="sidebar")
+        return store.decide(request_id, decision, shown, reason, channel=channel)
 
     # -- journal -------------------------------------------------------------------------
 
     def _journal_event(self, event: str, info: RequestInfo, fields: dict[str, Any]) -> None:
-        self._journals.append(
-            event,
-            info.origin.notebook_path,
+        # The event's own fields win: a refusal's code is the refusal's, not the request's.
+        line = {
             **info.journal_fields(),
-            kernel_id=info.origin.kernel_id,
-            notebook_path=info.origin.notebook_path,
-            decided_by=self._decided_by.get(info.id) if event != "requested" else None,
-            held_at="server",
+            "kernel_id": info.origin.kernel_id,
+            "notebook_path": info.origin.notebook_path,
+            "decided_by": self._decided_by.get(info.id) if event != "requested" else None,
+            "held_at": "server",
             **fields,
-        )
+        }
+        self._journals.append(event, info.origin.notebook_path, **line)
         if not info.status.live:
             self._decided_by.pop(info.id, None)
