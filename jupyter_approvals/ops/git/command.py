@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ...core.errors import ApprovalFingerprintMismatch
+from ...previews.redact import redact_urls_in_text
 from ..common.paths import path_text
-from ..common.redact import redact_urls_in_text
 from ..common.refusal import invalid_argument
 
 #: Seconds a local git command may take (rev-parse, write-tree, diff).

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...core.fingerprint import FileContent, fingerprint
+from ...previews.redact import is_secret_name
 from ..common.environment import environment_digest
-from ..common.redact import is_secret_name
 from .command import RUNNER_VARIABLES, GitRun, git_run, invalid, redact_url, run_git
 
 _STEERING_NAMES = frozenset(

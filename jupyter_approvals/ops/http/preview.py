@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import hashlib
 
+from ...previews.redact import redact_form, redact_json_text
 from ...previews.structured import SHARE_ITEM_COST, StructuredPreview, fitting
 from ...previews.text import LINE_BUDGET, Deadline, size_text
-from ..common.redact import redact_form, redact_json_text
 
 __all__ = ["BODY_PREVIEW_BYTES", "JSON_PREVIEW_BYTES", "body_preview"]
 

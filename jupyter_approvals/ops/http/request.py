@@ -37,9 +37,9 @@ from urllib.parse import quote, unquote, urljoin, urlsplit
 from ...core.errors import ApprovalRedirected
 from ...core.lease import require_lease
 from ...kernel.gate import protected
+from ...previews.redact import redact_header, redact_url
 from ...previews.render_text import preview_of
 from ...previews.structured import Preview, StructuredPreview
-from ..common.redact import redact_header, redact_url
 from ..common.refusal import invalid_argument
 from .preview import body_preview
 

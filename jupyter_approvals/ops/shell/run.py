@@ -30,10 +30,10 @@ from typing import Any
 from ...core.fingerprint import FileContent
 from ...core.lease import require_lease
 from ...kernel.gate import protected
+from ...previews.command import MAX_NAMED_FILES, SHELL, shell_preview, shell_summary
 from ...previews.structured import Preview
 from ..common.environment import child_environment, environment_digest
 from ..common.refusal import invalid_argument
-from .preview import MAX_NAMED_FILES, SHELL, shell_preview, shell_summary
 
 __all__ = ["SHELL", "run_command"]
 

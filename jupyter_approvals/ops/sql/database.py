@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 from ...core.errors import ApprovalInvalidArgument, ApprovalMissingDependency
 from ...core.fingerprint import register
+from ...previews.redact import is_secret_query_key
 from ..common.extras import require
-from ..common.redact import is_secret_query_key
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import URL, Connection, CursorResult, Engine
