@@ -40,6 +40,45 @@ AUTH_RESOURCE = "approvals"
 MAX_BODY_BYTES = 16 * 1024
 
 
+def same_origin(handler: Any) -> bool:
+    """Whether ``handler``'s request comes from a page of this server's origin (or from a
+    client that sends no ``Origin``)."""
+    # jupyter_server skips its origin check for token-authenticated requests; a decision
+    # is a write that only a page of this server (or a client sending no Origin) may make.
+    origin = handler.request.headers.get("Origin")
+    if origin is None or handler.allow_origin == "*":
+        return True
+    if handler.allow_origin:
+        return bool(origin == handler.allow_origin)
+    if handler.allow_origin_pat:
+        return re.match(handler.allow_origin_pat, origin) is not None
+    return bool(urlparse(origin).netloc.lower() == handler.request.host.lower())
+
+
+def check_not_an_agent(user: object) -> None:
+    """Raise for an agent identity: agents never see or make decisions."""
+    if is_agent(user):
+        raise errors.ApprovalAgentForbidden("Agents never see or make decisions. Nothing was done.")
+
+
+def check_decider(handler: Any) -> None:
+    """The decider rule, for any Jupyter handler: raise for a decision from an agent, from a
+    hub credential that is not the owner's browser session, or from a page of another
+    origin."""
+    check_not_an_agent(handler.current_user)
+    watcher = watcher_reason(handler)
+    if watcher is not None:
+        raise errors.ApprovalNotAPerson(
+            "On this JupyterHub server only its owner's browser session decides; this "
+            f"request came with {watcher}. Nothing was decided.",
+            why=watcher,
+        )
+    if not same_origin(handler):
+        raise errors.ApprovalCrossOrigin(
+            "Decisions are accepted only from pages of this server's own origin."
+        )
+
+
 class ApprovalsHandler(APIHandler):
     """Shared plumbing: the extension's parts, JSON answers and coded errors."""
 
@@ -90,38 +129,15 @@ class ApprovalsHandler(APIHandler):
 
     def check_not_agent(self) -> None:
         """Raise for an agent identity that got this far: agents never see or make decisions."""
-        if is_agent(self.current_user):
-            raise errors.ApprovalAgentForbidden(
-                "Agents never see or make decisions. Nothing was done."
-            )
+        check_not_an_agent(self.current_user)
 
     def check_decider(self) -> None:
         """Raise for a decision from an agent, from a hub credential that is not the owner's
         browser session, or from a page of another origin."""
-        self.check_not_agent()
-        watcher = watcher_reason(self)
-        if watcher is not None:
-            raise errors.ApprovalNotAPerson(
-                "On this JupyterHub server only its owner's browser session decides; this "
-                f"request came with {watcher}. Nothing was decided.",
-                why=watcher,
-            )
-        if not self._same_origin():
-            raise errors.ApprovalCrossOrigin(
-                "Decisions are accepted only from pages of this server's own origin."
-            )
+        check_decider(self)
 
     def _same_origin(self) -> bool:
-        # jupyter_server skips its origin check for token-authenticated requests; a decision
-        # is a write that only a page of this server (or a client sending no Origin) may make.
-        origin = self.request.headers.get("Origin")
-        if origin is None or self.allow_origin == "*":
-            return True
-        if self.allow_origin:
-            return origin == self.allow_origin
-        if self.allow_origin_pat:
-            return re.match(self.allow_origin_pat, origin) is not None
-        return urlparse(origin).netloc.lower() == self.request.host.lower()
+        return same_origin(self)
 
     def _read_body(self) -> tuple[str, str, str]:
         if len(self.request.body) > MAX_BODY_BYTES:
