@@ -22,7 +22,7 @@ from jupyter_approvals.previews.redact import (
     redacted,
 )
 
-from ...security.fuzz_support import scaled_examples
+from ..security.fuzz_support import scaled_examples
 
 
 @pytest.mark.parametrize(
