@@ -18,7 +18,7 @@ SANITIZE := notebooks/nbval-sanitize.cfg
 
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: setup browser agents oldest hub upstream demo check test test-fast screenshots lint bench clean
+.PHONY: setup browser agents jupyter-ai oldest hub upstream demo check test test-fast screenshots lint bench clean
 
 # `jupyter labextension develop` links <venv>/share/jupyter/labextensions/jupyter-approvals to
 # jupyter_approvals/labextension; an editable install into that venv again would write its data
@@ -39,15 +39,30 @@ AGENT_REQUIREMENTS := tests/e2e/agent-requirements.txt
 
 agents: $(AGENT_VENV)/.installed
 
+# A virtualenv $(1) with jupyter-approvals (editable), the requirements file $(2) and the
+# sidebar built above linked in.
+define venv_with_sidebar
+	$(PYTHON) -m venv $(1)
+	$(1)/bin/python -m pip install --quiet --upgrade pip
+	$(call unlink_sidebar,$(1))
+	HATCH_JUPYTER_BUILDER_SKIP_NPM=1 $(1)/bin/python -m pip install --quiet -e . -r $(2)
+	PATH="$(abspath $(1)/bin):$$PATH" $(1)/bin/jupyter labextension develop --overwrite .
+	touch $(1)/.installed
+endef
+
 $(AGENT_VENV)/.installed: $(VENV)/.installed $(AGENT_REQUIREMENTS)
-	$(PYTHON) -m venv $(AGENT_VENV)
-	$(AGENT_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(call unlink_sidebar,$(AGENT_VENV))
-	HATCH_JUPYTER_BUILDER_SKIP_NPM=1 $(AGENT_VENV)/bin/python -m pip install --quiet -e . \
-		-r $(AGENT_REQUIREMENTS)
-	PATH="$(abspath $(AGENT_VENV)/bin):$$PATH" $(AGENT_VENV)/bin/jupyter labextension develop \
-		--overwrite .
-	touch $@
+	$(call venv_with_sidebar,$(AGENT_VENV),$(AGENT_REQUIREMENTS))
+
+# Jupyter AI 3 (its ACP client, persona manager and chat) for the tests of the Jupyter AI bridge
+# (tests/jupyter_ai): a virtualenv of its own with jupyter-approvals and the sidebar built above
+# (docs/decisions/0011).
+JAI_VENV ?= .venv-jai
+JAI_REQUIREMENTS := tests/jupyter_ai/requirements.txt
+
+jupyter-ai: $(JAI_VENV)/.installed
+
+$(JAI_VENV)/.installed: $(VENV)/.installed $(JAI_REQUIREMENTS)
+	$(call venv_with_sidebar,$(JAI_VENV),$(JAI_REQUIREMENTS))
 
 # The oldest JupyterLab, Notebook 7, Jupyter Server and jupyter-collaboration supported (README,
 # "Supported versions"), for the smoke test tests/e2e/test_oldest_smoke.py: a virtualenv of
@@ -178,9 +193,9 @@ check: test
 # between two steps of theirs.
 TEST_JOBS ?= 4
 TEST_ENV = CHROMIUM_PATH=$(CHROMIUM) AGENT_PYTHON=$(abspath $(AGENT_VENV))/bin/python \
-	OLDEST_PYTHON=$(abspath $(OLDEST_VENV))/bin/python
+	OLDEST_PYTHON=$(abspath $(OLDEST_VENV))/bin/python JUPYTER_AI_PYTHON=$(abspath $(JAI_VENV))/bin/python
 
-test: lint browser agents oldest hub
+test: lint browser agents jupyter-ai oldest hub
 	cd $(LABEXT) && npm test
 	$(TEST_ENV) $(BIN)/pytest -n $(TEST_JOBS) --dist loadfile -m "not realtime" tests notebooks \
 		--nbval --nbval-sanitize-with $(SANITIZE)
@@ -190,7 +205,7 @@ test: lint browser agents oldest hub
 # neither npm nor the sidebar's build. The fuzz properties run a fifth of their examples
 # here (at least 50 each); make test runs them all.
 test-fast: $(VENV)/.python
-	JPA_FUZZ_EXAMPLES_SCALE=0.2 $(BIN)/pytest -n auto -m "not kernel and not e2e and not install and not venvs and not sidebar and not hub" tests
+	JPA_FUZZ_EXAMPLES_SCALE=0.2 $(BIN)/pytest -n auto -m "not kernel and not e2e and not install and not venvs and not sidebar and not hub and not jupyter_ai" tests
 
 # The documentation's screenshots: the browser tests write every screenshot under
 # build/screenshots (never into the tree), the ones for docs/images (save_screenshot(...,
@@ -219,5 +234,5 @@ bench: setup agents
 	CHROMIUM_PATH=$(CHROMIUM) $(BIN)/python benchmarks/bench_sidebar.py
 
 clean:
-	rm -rf $(VENV) $(AGENT_VENV) $(OLDEST_VENV) $(UPSTREAM_VENV) $(UPSTREAM_YDOC_VENV) build dist \
+	rm -rf $(VENV) $(AGENT_VENV) $(JAI_VENV) $(OLDEST_VENV) $(UPSTREAM_VENV) $(UPSTREAM_YDOC_VENV) build dist \
 		*.egg-info

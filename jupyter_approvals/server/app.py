@@ -39,6 +39,7 @@ from .gate.pause import reject_in_kernels
 from .gate.private_places import sandbox_hidden, secret_dirs
 from .gate.sandboxed_starts import sandbox_agents_kernels
 from .gate.staged_writes import StagedWrites
+from .jupyter_ai.bridge import JupyterAiBridge
 from .mirror import sessions
 from .mirror.journals import ServerJournals
 from .mirror.kernels import KERNEL_ACTIONS_EVENT, KernelLinks
@@ -166,10 +167,16 @@ class ApprovalsServer(ExtensionApp, ServerSettings):
         # Upstream handlers (the kernel websocket, the identity provider's callers) reach
         # the gate only through the web app's settings.
         self.settings[GATE_SETTING] = gate
+        refusals = RestRefusals(journals)
+        self.jupyter_ai = JupyterAiBridge(
+            hold, root, lambda: secret_dirs(serverapp, state_dir), refusals, self.log
+        )
+        if self.jupyter_ai_bridge and self.jupyter_ai.install():
+            self.log.info("jupyter-approvals: Jupyter AI's agents ask and act through the gate.")
         self.parts = RestParts(
             links=links,
             gate=gate,
-            refusals=RestRefusals(journals),
+            refusals=refusals,
             pending_rows=PendingRows(),
             server_root=root,
             serverapp=serverapp,
@@ -183,6 +190,8 @@ class ApprovalsServer(ExtensionApp, ServerSettings):
             journals=journals,
             relayed=relayed,
             approval_ttl_s=limits.approval_ttl_s,
+            bridge_checks=lambda: [self.jupyter_ai.check(self.jupyter_ai_bridge)],
+            gated_extensions=self.jupyter_ai.gated_extensions,
         )
         make_agent_aware(serverapp.identity_provider)
         narrow_for_agents(serverapp.authorizer)
@@ -297,6 +306,9 @@ class ApprovalsServer(ExtensionApp, ServerSettings):
 
     async def stop_extension(self) -> None:
         """Disconnect from the kernels and stop the sweep."""
+        bridge = getattr(self, "jupyter_ai", None)
+        if bridge is not None:
+            bridge.uninstall()
         sweeper = getattr(self, "_sweeper", None)
         if sweeper is not None:
             sweeper.stop()

@@ -7,7 +7,7 @@ to kernels, what agents get, the sandbox's bounds and who a JupyterHub credentia
 
 from __future__ import annotations
 
-from traitlets import Enum, Float, Int, List, Unicode
+from traitlets import Bool, Enum, Float, Int, List, Unicode
 from traitlets.config import Configurable
 
 from ..core.hub_identity import AGENT_SCOPE, DECIDE_SCOPE, WITHOUT_SESSION_CHOICES
@@ -115,6 +115,17 @@ class ServerSettings(Configurable):
             "state folder's disk) may hold, in bytes. No single file may grow past it ('File "
             "too large'); when all of them together pass it, the server stops the kernel "
             "(APPROVAL_SANDBOX_LIMIT) and its change set waits for a person as it is."
+        ),
+    ).tag(config=True)
+
+    jupyter_ai_bridge = Bool(
+        True,
+        help=(
+            "When Jupyter AI 3's ACP client (jupyter_ai_acp_client) is installed: hold each "
+            "permission request of its agents as a request of the agent gate (in the sidebar "
+            "and the chat, first answer wins, journaled), and let its agents write files and "
+            "run terminal commands only as approved. False leaves Jupyter AI as it is (its "
+            "Allow is then bound to nothing; the doctor says so)."
         ),
     ).tag(config=True)
 

@@ -34,11 +34,13 @@ MAY_IMPORT = {
 }
 #: The rooms of ``server/`` -> the rooms they may import (besides themselves): the handlers,
 #: then the agent gate, then the server's mirror of the kernels and the sandbox of agents'
-#: kernels (its provisioner, overlays and change sets); ``app`` wires them all with the
+#: kernels (its provisioner, overlays and change sets); ``jupyter_ai`` (the bridge of Jupyter
+#: AI's agents) stands beside the handlers; ``app`` wires them all with the
 #: ``settings`` it is configured by, and ``api`` (where the REST API lives) is a fact every
 #: room may name.
 SERVER_ROOMS = {
-    "app": {"settings", "rest", "gate", "mirror", "sandbox", "api"},
+    "app": {"settings", "rest", "gate", "mirror", "sandbox", "jupyter_ai", "api"},
+    "jupyter_ai": {"rest", "gate", "mirror", "api"},
     "settings": {"gate", "api"},
     "rest": {"gate", "mirror", "sandbox", "api"},
     "gate": {"mirror", "sandbox", "api"},

@@ -314,8 +314,12 @@ async def test_doctor_reports_checks_limits_and_what_is_not_guaranteed(jp_fetch)
         "agent_gate",
         "ungated_agents",
         "cross_origin",
+        "jupyter_ai_bridge",
         "kernel_journals",
     ]
+    # (without Jupyter AI here, its bridge has nothing to do and says so)
+    [bridge] = [check for check in report["checks"] if check["name"] == "jupyter_ai_bridge"]
+    assert (bridge["ok"], bridge["detail"]) == (True, "Jupyter AI 3 is not installed")
     assert all({"name", "ok", "detail"} <= set(check) for check in report["checks"])
     assert report["limits"]["request_timeout_s"] == 600
     assert report["limits"]["min_answer_s"] == 1.0

@@ -154,7 +154,11 @@ class AgentHold:
             for stale in store.pending():
                 if stale.slot == write.slot:
                     store.withdraw(stale.id)
-        info, _ = store.open_request(
+        return self.open_write(write, agent)
+
+    def open_write(self, write: HeldWrite, agent: str) -> RequestInfo:
+        """The pending request of ``write`` for ``agent`` (made now unless one waits)."""
+        info, _ = self.store_for(agent).open_request(
             action=write.action,
             fingerprint=write.fingerprint,
             summary=f"Agent {agent}: {write.summary}",

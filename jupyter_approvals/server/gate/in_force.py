@@ -14,8 +14,35 @@ from ..sandbox.provisioner import sandbox_unavailable
 from ..sandbox.settings import SANDBOX_SETTING
 from . import jupyter_server_seam
 
-#: Server extensions through which an agent acts with the person's own identity.
-UNGATED_AGENT_EXTENSIONS = ("jupyter_mcp_server", "jupyter_ai", "jupyter_ai_jupyternaut")
+#: Server extensions through which an agent acts with the person's own identity and no
+#: permission step of jupyter-approvals: what each does, and how to turn it off.
+UNGATED_AGENT_EXTENSIONS: dict[str, tuple[str, str]] = {
+    "jupyter_mcp_server": (
+        "an MCP server whose agents act with the token it is given, the person's unless it "
+        "is an agent token",
+        "give it an agent token (jupyter approvals agent add --mcp) or run "
+        "`jupyter server extension disable jupyter_mcp_server`",
+    ),
+    "jupyter_ai": (
+        "Jupyter AI 2's chat agents act in the server as the person",
+        "`jupyter server extension disable jupyter_ai`",
+    ),
+    "jupyter_ai_jupyternaut": (
+        "Jupyternaut's tools edit notebooks, run cells and write files in the server process, "
+        "with no permission step",
+        "`jupyter server extension disable jupyter_ai_jupyternaut` (Jupyter AI's ACP agents stay)",
+    ),
+    "jupyter_server_mcp": (
+        "an MCP server on its own port (c.MCPExtensionApp.mcp_port, 3001 by default) that "
+        "answers without authentication; its tools edit notebooks, run cells and drive the "
+        "person's browser",
+        "`jupyter server extension disable jupyter_server_mcp`",
+    ),
+    "jupyter_ai_acp_client": (
+        "Jupyter AI's ACP agents write files and run commands after an Allow bound to nothing",
+        "c.ApprovalsServer.jupyter_ai_bridge = True (the default; see the jupyter_ai_bridge check)",
+    ),
+}
 
 
 def loosened_origin_checks(serverapp: Any) -> list[str]:
@@ -50,9 +77,11 @@ def policy_in_force(serverapp: Any, policy: str) -> dict[str, Any]:
     }
 
 
-def gate_checks(serverapp: Any, gate: Any) -> list[Check]:
-    """``agent_gate`` (fails when the gate is not in force), ``ungated_agents`` (a warning) and
-    ``cross_origin`` (fails when origin or XSRF checks are loosened)."""
+def gate_checks(serverapp: Any, gate: Any, gated: frozenset[str] = frozenset()) -> list[Check]:
+    """``agent_gate`` (fails when the gate is not in force), ``ungated_agents`` (a warning:
+    the enabled extensions of :data:`UNGATED_AGENT_EXTENSIONS` but those in ``gated``, which a
+    bridge puts through the gate now) and ``cross_origin`` (fails when origin or XSRF checks
+    are loosened)."""
     settings = serverapp.web_app.settings
     problems = []
     if not serverapp.identity_provider.auth_enabled:
@@ -101,13 +130,14 @@ def gate_checks(serverapp: Any, gate: Any) -> list[Check]:
         )
     enabled = set(getattr(serverapp.extension_manager, "extensions", {}) or {})
     enabled |= {name for name, on in (serverapp.jpserver_extensions or {}).items() if on}
-    ungated = sorted(name for name in enabled if name in UNGATED_AGENT_EXTENSIONS)
+    ungated = sorted(n for n in enabled if n in UNGATED_AGENT_EXTENSIONS and n not in gated)
     detail = (
-        f"these server extensions let agents act with the person's identity, not gated: "
-        f"{', '.join(ungated)}"
+        "these server extensions let agents act with the person's identity, not gated: "
+        + "; ".join(f"{name} ({UNGATED_AGENT_EXTENSIONS[name][0]})" for name in ungated)
         if ungated
         else "no server extension known to run agents with the person's identity"
     )
+    turn_off = {name: UNGATED_AGENT_EXTENSIONS[name][1] for name in ungated}
     loosened = loosened_origin_checks(serverapp)
     origin_check = Check(
         "cross_origin",
@@ -129,7 +159,11 @@ def gate_checks(serverapp: Any, gate: Any) -> list[Check]:
     return [
         gate_check,
         Check(
-            "ungated_agents", True, detail, info={"warning": bool(ungated), "extensions": ungated}
+            "ungated_agents",
+            True,
+            detail,
+            fix="; ".join(f"{name}: {how}" for name, how in turn_off.items()) or None,
+            info={"warning": bool(ungated), "extensions": ungated, "turn_off": turn_off},
         ),
         origin_check,
     ]

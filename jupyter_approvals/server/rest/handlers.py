@@ -214,7 +214,8 @@ class DoctorHandler(ApprovalsHandler):
         listing = await self.links.list_all()
         checks = [
             *report.checks,
-            *gate_checks(self.parts.serverapp, self.gate),
+            *gate_checks(self.parts.serverapp, self.gate, self.parts.gated_extensions()),
+            *self.parts.bridge_checks(),
             kernel_journals_check(listing["journal_errors"]),
         ]
         self.reply(dataclasses.replace(report, checks=checks).to_dict())

@@ -4,10 +4,12 @@ its collaborators by attribute rather than by a string key of the web app's sett
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...doctor.report import Check
 from ..gate.agent_gate import AgentGate
 from ..mirror.journals import ServerJournals
 from ..mirror.kernels import KernelLinks
@@ -42,3 +44,7 @@ class RestParts:
     #: How long an approval may wait to be used (``ApprovalsConfig.approval_ttl``): after it,
     #: a relayed decision or an approval with no outcome recorded is a disagreement.
     approval_ttl_s: float
+    #: The doctor's checks of the bridges to other agent runners (Jupyter AI's).
+    bridge_checks: Callable[[], list[Check]] = field(default=lambda: [])
+    #: The server extensions whose agents pass the gate through such a bridge now.
+    gated_extensions: Callable[[], frozenset[str]] = field(default=frozenset)
