@@ -48,11 +48,17 @@ REGISTRY_FILENAME: Final = "agents.json"
 TOKEN_PREFIX: Final = "jpagent_"
 #: Agent names: lower-case letters, digits, ``-`` and ``_``; at most 40 characters.
 NAME_PATTERN: Final = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
+#: The programs that run agents in the server without a token of this registry ("" for an
+#: agent with its own token): Jupyter AI's ACP agents.
+RUNNERS: Final = ("", "jupyter-ai")
 #: Version of the registry file format.
 SCHEMA_VERSION: Final = 1
 #: Names starting with this are agents the server knows by a JupyterHub token
 #: (core/hub_identity.py); ``agent add`` refuses them.
 HUB_NAME_PREFIX: Final = "hub-"
+#: Names starting with this are Jupyter AI's agents (server/jupyter_ai); ``agent add`` refuses
+#: them.
+JUPYTER_AI_NAME_PREFIX: Final = "jupyter-ai-"
 
 
 def registry_path(state_dir: str | os.PathLike[str]) -> Path:
@@ -86,7 +92,9 @@ class AgentRecord:
     """One registered agent: its name, the hash of its token, when it was added.
 
     An agent of a JupyterHub token (``hub``) has no token here: the hub checks it, expires
-    and revokes it; the record holds its name and whether the person paused it.
+    and revokes it; the record holds its name and whether the person paused it. So has an
+    agent another program runs in the server (``runner``: ``"jupyter-ai"`` for Jupyter AI's
+    agents), which reaches the server through that program, never with a token.
     """
 
     name: str
@@ -94,17 +102,25 @@ class AgentRecord:
     created_at: str
     paused: bool = False
     hub: bool = False
+    runner: str = ""
+
+    @property
+    def tokenless(self) -> bool:
+        """Whether the agent has no token of this registry (a hub's, or another program's)."""
+        return self.hub or bool(self.runner)
 
     def to_json(self) -> dict[str, Any]:
         """The form stored in the registry file."""
         stored: dict[str, Any] = {
             "name": self.name,
-            "token_sha256": None if self.hub else self.token_sha256,
+            "token_sha256": None if self.tokenless else self.token_sha256,
             "created_at": self.created_at,
             "paused": self.paused,
         }
         if self.hub:
             stored["hub"] = True
+        if self.runner:
+            stored["runner"] = self.runner
         return stored
 
     def public(self) -> dict[str, Any]:
@@ -114,6 +130,7 @@ class AgentRecord:
             "created_at": self.created_at,
             "paused": self.paused,
             "hub": self.hub,
+            "runner": self.runner or None,
         }
 
 
@@ -130,16 +147,21 @@ def _parse(raw: bytes, path: Path) -> dict[str, AgentRecord]:
             hub = item.get("hub", False)
             if not isinstance(hub, bool):
                 raise ValueError(f"'hub' of {item['name']!r} is not true or false")
+            runner = item.get("runner", "")
+            if runner not in RUNNERS:
+                raise ValueError(f"'runner' of {item['name']!r} is not one of {RUNNERS}")
+            tokenless = hub or bool(runner)
             record = AgentRecord(
                 name=check_name(item["name"]),
-                token_sha256="" if hub else str(item["token_sha256"]),
+                token_sha256="" if tokenless else str(item["token_sha256"]),
                 created_at=str(item["created_at"]),
                 paused=paused,
                 hub=hub,
+                runner=runner,
             )
             token_ok = (
                 item.get("token_sha256") is None
-                if hub
+                if tokenless
                 else re.fullmatch(r"[0-9a-f]{64}", record.token_sha256) is not None
             )
             if not token_ok or record.name in records:
@@ -235,7 +257,7 @@ class AgentRegistry:
             self._seen, self._problem = None, self._unreadable(exc)
             return
         self._seen, self._records, self._problem = key, records, None
-        self._by_hash = {r.token_sha256: r for r in records.values() if not r.hub}
+        self._by_hash = {r.token_sha256: r for r in records.values() if not r.tokenless}
 
     def _unreadable(self, exc: OSError) -> ApprovalAgentRegistryUnreadable:
         return ApprovalAgentRegistryUnreadable(
@@ -248,12 +270,16 @@ class AgentRegistry:
     def add(self, name: str) -> tuple[AgentRecord, str]:
         """Register ``name`` and return its record and its token (shown once, never stored)."""
         check_name(name)
-        if name.startswith(HUB_NAME_PREFIX):
-            raise ApprovalInvalidArgument(
-                f"{name!r} is not a valid agent name: names starting with "
-                f"{HUB_NAME_PREFIX!r} are the server's for agents of JupyterHub tokens.",
-                name=name,
-            )
+        for prefix, whose in (
+            (HUB_NAME_PREFIX, "agents of JupyterHub tokens"),
+            (JUPYTER_AI_NAME_PREFIX, "Jupyter AI's agents"),
+        ):
+            if name.startswith(prefix):
+                raise ApprovalInvalidArgument(
+                    f"{name!r} is not a valid agent name: names starting with {prefix!r} are "
+                    f"the server's for {whose}.",
+                    name=name,
+                )
         token = new_token()
         with self._edit() as records:
             if name in records:
@@ -269,22 +295,34 @@ class AgentRegistry:
     def hub_agent(self, name: str) -> AgentRecord:
         """The record of the agent of a JupyterHub token named ``name``, registered on first
         sight (no token is stored: the hub checks it). Raises if the registry is unreadable,
-        or if ``name`` is an agent of a token of this registry's."""
+        or if ``name`` is another kind of agent."""
+        return self._tokenless(name, hub=True)
+
+    def runner_agent(self, name: str, runner: str) -> AgentRecord:
+        """The record of agent ``name`` that ``runner`` (one of :data:`RUNNERS`) runs in the
+        server, registered on first sight. Raises like :meth:`hub_agent`."""
+        if runner not in RUNNERS or not runner:
+            raise ApprovalInvalidArgument(f"{runner!r} is not one of {RUNNERS[1:]}.")
+        return self._tokenless(name, runner=runner)
+
+    def _tokenless(self, name: str, hub: bool = False, runner: str = "") -> AgentRecord:
         check_name(name)
         with self._lock:
             self._refresh_locked()
             if self._problem is not None:
                 raise self._problem
             known = self._records.get(name)
-        if known is not None and known.hub:
+        if known is not None and (known.hub, known.runner) == (hub, runner):
             return known
         with self._edit() as records:
             record = records.get(name)
             if record is None:
-                record = records[name] = AgentRecord(name, "", iso_utc(time.time()), hub=True)
-            elif not record.hub:
+                record = records[name] = AgentRecord(
+                    name, "", iso_utc(time.time()), hub=hub, runner=runner
+                )
+            elif (record.hub, record.runner) != (hub, runner):
                 raise ApprovalAgentExists(
-                    f"An agent named {name!r} is registered with its own token.", name=name
+                    f"An agent named {name!r} is registered as another kind of agent.", name=name
                 )
         return record
 

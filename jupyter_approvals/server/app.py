@@ -40,6 +40,7 @@ from .gate.private_places import sandbox_hidden, secret_dirs
 from .gate.sandboxed_starts import sandbox_agents_kernels
 from .gate.staged_writes import StagedWrites
 from .jupyter_ai.bridge import JupyterAiBridge
+from .jupyter_ai.context import BridgeContext
 from .mirror import sessions
 from .mirror.journals import ServerJournals
 from .mirror.kernels import KERNEL_ACTIONS_EVENT, KernelLinks
@@ -169,7 +170,14 @@ class ApprovalsServer(ExtensionApp, ServerSettings):
         self.settings[GATE_SETTING] = gate
         refusals = RestRefusals(journals)
         self.jupyter_ai = JupyterAiBridge(
-            hold, root, lambda: secret_dirs(serverapp, state_dir), refusals, self.log
+            BridgeContext(
+                hold,
+                gate.registry,
+                root,
+                lambda: secret_dirs(serverapp, state_dir),
+                refusals,
+                self.log,
+            )
         )
         if self.jupyter_ai_bridge and self.jupyter_ai.install():
             self.log.info("jupyter-approvals: Jupyter AI's agents ask and act through the gate.")
