@@ -44,7 +44,7 @@ def scan(path: str) -> list[Entry]:
     """Every entry at and below ``path`` (root first, then sorted); [] if nothing is there."""
     try:
         mode = os.lstat(path).st_mode
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # (a path below a file: nothing there)
         return []
     root = _entry(path, ".", mode)
     entries = [root]

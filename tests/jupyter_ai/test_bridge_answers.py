@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import time
+import urllib.error
 
 import pytest
 
@@ -51,10 +53,35 @@ def test_the_first_answer_wins_and_the_chat_cannot_overturn_the_sidebar(jupyter_
     asked, _ = jupyter_ai.answers(2)
     # When Allow is clicked in the chat afterwards
     status, body = jupyter_ai.answer_in_chat("c2", "allow")
-    # Then it is refused, and the agent was told reject
-    assert (status, body["code"]) == (404, "APPROVAL_UNKNOWN_REQUEST")
+    # Then it is refused and journaled, and the agent was told reject
+    assert (status, body["code"]) == (409, "APPROVAL_ALREADY_DECIDED")
     assert asked["result"]["outcome"]["optionId"] == "reject"
     assert not (jupyter_ai.root / "first-wins.txt").exists()
+    [late] = jupyter_ai.journal(event="refused", request_id=row["id"])
+    assert (late["code"], late["channel"]) == ("APPROVAL_ALREADY_DECIDED", "chat")
+
+
+def test_the_sidebars_answer_after_the_chats_is_refused_on_record(jupyter_ai: JupyterAi):
+    # Given a request the person approved in the chat
+    row = ask_to_write(jupyter_ai, "c2b", "chat-first.txt")
+    time.sleep(HUMAN_PAUSE_S)
+    assert jupyter_ai.answer_in_chat("c2b", "allow")[0] == 200
+    jupyter_ai.answers(2)
+    # When the sidebar's Reject comes after it
+    body = json.dumps({"decision": "reject", "fingerprint": row["fingerprint"]}).encode()
+    try:
+        jupyter_ai.server.api(f"/{row['decide_url']}", "POST", body)
+        raise AssertionError("the late decision was taken")
+    except urllib.error.HTTPError as error:
+        late = json.loads(error.read())
+    # Then it is refused and journaled; the write stands
+    assert late["code"] == "APPROVAL_ALREADY_DECIDED"
+    assert jupyter_ai.journal(event="refused", request_id=row["id"], code=late["code"])
+    assert (jupyter_ai.root / "chat-first.txt").read_text() == "chat-first.txt\n"
+    # And an unknown tool call's answer is refused as such
+    assert jupyter_ai.answer_in_chat("never-asked", "allow")[1]["code"] == (
+        "APPROVAL_UNKNOWN_REQUEST"
+    )
 
 
 def test_an_option_the_agent_never_offered_is_refused_and_the_request_stays(

@@ -25,6 +25,8 @@ from .effects import AGENT_TOOL_ACTION, held_plan
 
 #: The channel of an answer given in Jupyter AI's chat (journal ``channel``).
 CHAT_CHANNEL = "chat"
+#: How many ended permission requests are remembered (the oldest is forgotten first).
+MAX_ENDED_KEPT = 1000
 #: Store events that end a pending request without a yes.
 _ENDING = frozenset({"rejected", "timed_out", "withdrawn", "auto_answered", "dismissed"})
 
@@ -55,6 +57,8 @@ class PermissionRequests:
     _asked: dict[tuple[str, str], _Asked] = field(default_factory=dict)
     _by_request: dict[str, _Asked] = field(default_factory=dict)
     _watched: set[str] = field(default_factory=set)
+    #: Requests that ended, so that an answer coming after the first is refused on record.
+    _ended: dict[tuple[str, str], _Asked] = field(default_factory=dict)
 
     def _store(self, agent: str) -> ApprovalStore:
         store = self.context.hold.store_for(agent)
@@ -111,6 +115,9 @@ class PermissionRequests:
         finally:
             self._asked.pop((session_id, plan.tool_call_id), None)
             self._by_request.pop(info.id, None)
+            self._ended[(session_id, plan.tool_call_id)] = asked
+            while len(self._ended) > MAX_ENDED_KEPT:
+                self._ended.pop(next(iter(self._ended)))
             if not chat.done():
                 chat.cancel()
             current = store.get(info.id)
@@ -163,19 +170,27 @@ class PermissionRequests:
         session_id, tool_call_id, option_id = (
             body.get(k) for k in ("session_id", "tool_call_id", "option_id")
         )
-        asked = self._asked.get((str(session_id), str(tool_call_id)))
-        if asked is None:
+        key = (str(session_id), str(tool_call_id))
+        asked = self._asked.get(key)
+        target = asked or self._ended.get(key)
+        if target is None:
             refuse(
                 handler,
                 errors.ApprovalUnknownRequest(
-                    "No permission request of this tool call waits (it may have been answered "
-                    "already, or ended). Nothing was decided."
+                    "No permission request of this tool call waits. Nothing was decided."
                 ),
             )
-        option = next((o for o in asked.options if o.get("optionId") == option_id), None)
         decision = None
         try:
             check_decider(handler)
+            if asked is None:
+                # The other place answered first (or its time ran out): on record, no effect.
+                raise errors.ApprovalAlreadyDecided(
+                    "This permission request was already answered or ended; the first answer "
+                    "stands. Nothing changed.",
+                    request_id=target.request_id,
+                )
+            option = next((o for o in asked.options if o.get("optionId") == option_id), None)
             if option is None:
                 raise errors.ApprovalMalformedDecision(
                     f"{option_id!r} is not one of the options the agent offered. Nothing was "
@@ -196,20 +211,21 @@ class PermissionRequests:
                 channel=CHAT_CHANNEL,
             )
         except errors.ApprovalError as exc:
-            asked.chosen = None
+            if asked is not None:
+                asked.chosen = None
             if not isinstance(exc, errors.ApprovalAutoAnswered):
                 self.context.refusals.refused(
                     exc.code,
                     sender=f"agent {username_of(handler.current_user)}"
                     if isinstance(exc, errors.ApprovalAgentForbidden)
                     else "person",
-                    request_id=asked.request_id,
+                    request_id=target.request_id,
                     listed=True,
                     notebook_path=None,
                     channel=CHAT_CHANNEL,
                     attempted=decision,
                     held_at="server",
-                    agent=asked.agent,
+                    agent=target.agent,
                 )
             refuse(handler, exc)
         handler.finish({"status": "ok"})
