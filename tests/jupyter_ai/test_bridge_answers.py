@@ -169,3 +169,30 @@ def test_the_sidebars_approve_tells_the_agent_allow_once(jupyter_ai: JupyterAi):
     asked, _ = jupyter_ai.answers(2)
     # Then the agent is told "allow once", never "always"
     assert asked["result"]["outcome"]["optionId"] == "allow"
+
+
+def test_a_tool_the_agent_runs_itself_is_approved_as_its_words_and_handed_over(
+    jupyter_ai: JupyterAi,
+):
+    # Given an agent that asks to fetch a page (nothing Jupyter AI carries out for it)
+    tool_call = {
+        "toolCallId": "c8",
+        "title": "Fetch the docs",
+        "kind": "fetch",
+        "status": "pending",
+        "rawInput": {"url": "https://example.org/docs"},
+    }
+    jupyter_ai.run({"ask": tool_call, "options": ALLOW_REJECT})
+    # Then the sidebar shows the agent's words, its input, and that nothing more is checked
+    row = jupyter_ai.held_row("Fetch the docs")
+    assert row["action"] == "agent.tool"
+    assert "https://example.org/docs" in row["preview"]
+    assert "cannot see or check" in row["preview"]
+    # When the person approves it
+    time.sleep(HUMAN_PAUSE_S)
+    jupyter_ai.server.decide_held(row, "approve")
+    [asked] = jupyter_ai.answers(1)
+    # Then the agent is told allow, and handing it over is the request's run
+    assert asked["result"]["outcome"]["optionId"] == "allow"
+    events = [line["event"] for line in jupyter_ai.server.events_of(row["id"])]
+    assert events == ["requested", "approved", "executed"]
