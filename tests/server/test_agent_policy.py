@@ -208,14 +208,32 @@ async def test_the_doctor_fails_when_upstream_renamed_a_name_the_gate_relies_on(
 
 
 @pytest.mark.parametrize("jp_server_config", [server_config()], indirect=True)
-async def test_the_doctor_warns_of_agents_that_use_the_persons_identity(jp_fetch, jp_serverapp):
-    # Given jupyter-mcp-server enabled as a server extension (its /mcp runs as the person)
-    jp_serverapp.jpserver_extensions["jupyter_mcp_server"] = True
-    _, _, report = await call(jp_fetch, API, "doctor")
+@pytest.mark.parametrize(
+    ("extension", "what", "turn_off"),
+    [
+        ("jupyter_mcp_server", "MCP server", "agent add --mcp"),
+        ("jupyter_ai_jupyternaut", "no permission step", "disable jupyter_ai_jupyternaut"),
+        ("jupyter_server_mcp", "without authentication", "disable jupyter_server_mcp"),
+        ("jupyter_ai", "Jupyter AI 2", "disable jupyter_ai"),
+        ("jupyter_ai_acp_client", "bound to nothing", "jupyter_ai_bridge = True"),
+    ],
+)
+async def test_the_doctor_warns_of_agents_that_use_the_persons_identity(
+    jp_fetch, jp_serverapp, extension, what, turn_off
+):
+    # Given an extension enabled that lets agents act as the person (Jupyter AI's ACP client
+    # included: it is not installed here, so no bridge puts it through the gate)
+    jp_serverapp.jpserver_extensions[extension] = True
+    try:
+        _, _, report = await call(jp_fetch, API, "doctor")
+    finally:
+        del jp_serverapp.jpserver_extensions[extension]
     check = next(c for c in report["checks"] if c["name"] == "ungated_agents")
-    # Then the doctor warns, naming it
+    # Then the doctor warns, naming it, what it does and how to turn it off
     assert check["warning"] is True
-    assert check["extensions"] == ["jupyter_mcp_server"]
+    assert check["extensions"] == [extension]
+    assert what in check["detail"]
+    assert turn_off in check["turn_off"][extension]
 
 
 class HeaderIdentityProvider(IdentityProvider):
