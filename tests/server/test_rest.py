@@ -367,6 +367,8 @@ async def test_a_busy_kernel_keeps_its_rows_and_a_decision_is_told_to_retry(
     (Path(jp_root_dir) / "go").touch()
     await kernel.client._async_recv_reply(busy, timeout=60)
     assert (await kernel.run("save('data', 'late.txt')"))["ename"] == "ApprovalPending"
+    # (the server learns the kernel is idle from its iopub, a moment after the reply)
+    await listing_until(jp_fetch, lambda found: not found["busy_kernels"])
     status, verdict = await post_decision(
         jp_fetch,
         kernel.id,
