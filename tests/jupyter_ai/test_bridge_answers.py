@@ -136,6 +136,11 @@ def test_only_a_persons_page_of_this_server_answers(
     # Then it is refused and the request still waits
     assert (status, body["code"]) == (403, code)
     assert any(r["id"] == row["id"] for r in jupyter_ai.server.pending())
+    if credential == "other-origin":
+        # (the page reached the route: its refusal is journaled with the origin it came from;
+        # an agent's token never gets that far, the agent gate refuses the route itself)
+        [refused] = jupyter_ai.journal(event="refused", request_id=row["id"])
+        assert (refused["code"], refused["origin"]) == (code, "https://evil.example")
     jupyter_ai.server.decide_held(row, "reject")
     jupyter_ai.answers(2)
 

@@ -19,7 +19,7 @@ from ...core.tool_calls import (
     plan_of,
 )
 from ..gate.identity import refuse, username_of
-from ..rest.handlers import check_decider
+from ..rest.handlers import check_decider, refusal_sender
 from .context import BridgeContext, agent_name
 from .effects import AGENT_TOOL_ACTION, held_plan
 
@@ -214,18 +214,17 @@ class PermissionRequests:
             if asked is not None:
                 asked.chosen = None
             if not isinstance(exc, errors.ApprovalAutoAnswered):
+                sender, who = refusal_sender(handler)
                 self.context.refusals.refused(
                     exc.code,
-                    sender=f"agent {username_of(handler.current_user)}"
-                    if isinstance(exc, errors.ApprovalAgentForbidden)
-                    else "person",
+                    sender=sender,
                     request_id=target.request_id,
                     listed=True,
                     notebook_path=None,
                     channel=CHAT_CHANNEL,
                     attempted=decision,
                     held_at="server",
-                    agent=target.agent,
+                    **{**who, "agent": target.agent},
                 )
             refuse(handler, exc)
         handler.finish({"status": "ok"})

@@ -14,8 +14,7 @@ from jupyter_server.auth.decorator import authorized
 from tornado import web
 
 from ...core import errors
-from ..gate.hub import watcher_reason
-from ..gate.identity import is_agent, username_of
+from ..gate.identity import username_of
 from ..mirror.kernel_link import (
     KernelBusy,
     KernelUnavailable,
@@ -24,7 +23,7 @@ from ..mirror.kernel_link import (
     Unanswered,
 )
 from ..mirror.kernels import RETRY_AFTER_S
-from .handlers import MAX_BODY_BYTES, ApprovalsHandler
+from .handlers import MAX_BODY_BYTES, ApprovalsHandler, refusal_sender
 
 
 class _DecidingHandler(ApprovalsHandler):
@@ -53,22 +52,8 @@ class _DecidingHandler(ApprovalsHandler):
 
     def journal_refusal(self, error: errors.ApprovalError) -> None:
         """Journal a refusal the server made itself, charged to its sender's budget."""
-        agent = getattr(self.current_user, "agent", None) if is_agent(self.current_user) else None
-        cross_origin = not self._same_origin()
-        watcher = watcher_reason(self)
-        sender = (
-            f"agent {agent}"
-            if agent
-            else "cross_origin"
-            if cross_origin
-            else "not_a_person"
-            if watcher
-            else "person"
-        )
-        origin = self.request.headers.get("Origin", "")[:200] if cross_origin else None
-        self._journal(
-            error, sender, agent=agent, decided_by=username_of(self.current_user), origin=origin
-        )
+        sender, who = refusal_sender(self)
+        self._journal(error, sender, **who)
 
     def _journal(self, error: errors.ApprovalError, sender: str, **who: Any) -> None:
         request_id, listed, notebook, place = self.target()

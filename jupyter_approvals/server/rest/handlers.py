@@ -28,7 +28,7 @@ from ...core.policy import Limits
 from ..api import API_PREFIX, coded_error_body
 from ..gate.agent_gate import AgentGate
 from ..gate.hub import watcher_reason
-from ..gate.identity import is_agent
+from ..gate.identity import is_agent, username_of
 from ..gate.in_force import gate_checks
 from ..mirror import sessions
 from ..mirror.journal_checks import kernel_journals_check
@@ -53,6 +53,26 @@ def same_origin(handler: Any) -> bool:
     if handler.allow_origin_pat:
         return re.match(handler.allow_origin_pat, origin) is not None
     return bool(urlparse(origin).netloc.lower() == handler.request.host.lower())
+
+
+def refusal_sender(handler: Any) -> tuple[str, dict[str, Any]]:
+    """Who sent a decision the server refused, for its journal line: the sender whose budget
+    the refusal is charged to (an agent, a page of another origin, a credential that is not
+    a person's, or the person), and the line's fields naming it."""
+    user = handler.current_user
+    agent = getattr(user, "agent", None) if is_agent(user) else None
+    cross_origin = not same_origin(handler)
+    sender = (
+        f"agent {agent}"
+        if agent
+        else "cross_origin"
+        if cross_origin
+        else "not_a_person"
+        if watcher_reason(handler)
+        else "person"
+    )
+    origin = handler.request.headers.get("Origin", "")[:200] if cross_origin else None
+    return sender, {"agent": agent, "decided_by": username_of(user), "origin": origin}
 
 
 def check_not_an_agent(user: object) -> None:
