@@ -44,6 +44,78 @@ async def test_a_request_made_in_a_running_cell_is_listed_while_the_cell_runs(jp
     ]
 
 
+async def test_a_control_message_does_not_make_a_running_cell_look_idle(jp_fetch, kernels):
+    # Given a cell that opens a request and keeps running, the sidebar showing it busy
+    kernel = await kernels()
+    await kernel.run(SETUP)
+    running = kernel.client.execute(
+        "try:\n    save('x', 'x.txt')\nexcept ja.ApprovalPending:\n    pass\n"
+        "import time; time.sleep(6)"
+    )
+    listing = await rows_until(jp_fetch, lambda found: found["busy_kernels"] and found["pending"])
+    [row] = listing["pending"]
+    # When another client sends the kernel a message on its control channel (as JupyterLab's
+    # debugger and resource monitors do), which the kernel answers busy, then idle, at once
+    await ask_on_control(kernel, "usage_request")
+    await asyncio.sleep(0.5)  # (jupyter_server has read the control message's idle by now)
+    # Then the server still sees the cell running: the row is not offered for a decision,
+    # and a decision is told to wait for the cell rather than sent to a kernel that cannot
+    # read it
+    listing = await get_json(jp_fetch, "pending")
+    assert [(r["id"], r["kernel_busy"], r["decide_now"]) for r in listing["pending"]] == [
+        (row["id"], True, False)
+    ]
+    await asyncio.sleep(HUMAN_PAUSE_S)
+    status, verdict = await post_decision(
+        jp_fetch, kernel.id, row["id"], {"decision": "approve", "fingerprint": row["fingerprint"]}
+    )
+    assert (status, verdict["code"], verdict["retry"]) == (503, "APPROVAL_KERNEL_BUSY", "when_idle")
+    # And once the cell ends, the same row is decidable
+    await kernel.client._async_recv_reply(running, timeout=30)
+    listing = await rows_until(jp_fetch, lambda found: not found["busy_kernels"])
+    assert [(r["id"], r["decide_now"]) for r in listing["pending"]] == [(row["id"], True)]
+
+
+async def ask_on_control(kernel, msg_type: str, content: dict | None = None) -> dict:
+    """Send ``msg_type`` on the kernel's control channel; return the reply's content."""
+    message = kernel.client.session.msg(msg_type, content or {})
+    kernel.client.control_channel.send(message)
+    while True:
+        reply = await kernel.client.control_channel.get_msg(timeout=10)
+        if reply["parent_header"].get("msg_id") == message["header"]["msg_id"]:
+            return reply["content"]
+
+
+async def test_a_cell_running_in_a_subshell_leaves_the_request_decidable(
+    jp_fetch, kernels, jp_root_dir
+):
+    # Given a pending request, and a long cell running in a subshell of the kernel (ipykernel
+    # 7 runs it in a thread of its own; the main shell stays free)
+    kernel = await kernels()
+    await kernel.run(SETUP)
+    pending = await kernel.pending_call("save('data', 'sub.txt')")
+    subshell = (await ask_on_control(kernel, "create_subshell_request"))["subshell_id"]
+    message = kernel.client.session.msg(
+        "execute_request", {"code": "import time; time.sleep(6)", "silent": False}
+    )
+    message["header"]["subshell_id"] = subshell
+    kernel.client.shell_channel.send(message)
+    listing = await rows_until(jp_fetch, lambda found: found["pending"])
+    assert listing["busy_kernels"] == []
+    # When a person approves in the sidebar while the subshell's cell runs
+    await asyncio.sleep(HUMAN_PAUSE_S)
+    status, verdict = await post_decision(
+        jp_fetch,
+        kernel.id,
+        pending["request_id"],
+        {"decision": "approve", "fingerprint": pending["fingerprint"]},
+    )
+    # Then the main shell takes the decision at once, and the call runs once
+    assert (status, verdict["status"]) == (200, "approved")
+    assert (await kernel.run("save('data', 'sub.txt')"))["status"] == "ok"
+    assert (jp_root_dir / "sub.txt").read_text() == "data"
+
+
 async def test_a_cell_awaiting_wait_is_decided_from_the_sidebar(jp_fetch, kernels, jp_root_dir):
     # Given a kernel that starts approvals inside a cell which then awaits the decision
     kernel = await kernels()

@@ -296,11 +296,16 @@ class KernelLink:
             self._heard_listing(data, process)
 
     def _follow_status(self, msg: dict[str, Any], state: object) -> None:
-        parent = (msg.get("parent_header") or {}).get("msg_id")
+        parent_header = msg.get("parent_header") or {}
+        parent = parent_header.get("msg_id")
         busy_with = self._busy_with if self._busy_with is not None else set()
         self._busy_with = busy_with
         if state == "starting" or not isinstance(parent, str):
             busy_with.clear()
+        elif parent_header.get("subshell_id") or parent_header.get("msg_type") in _BESIDE_CELLS:
+            # Handled in a thread of its own (control channel, subshell): the kernel's main
+            # shell, where a decision is read, is not held by it.
+            pass
         elif state == "busy" and parent not in self._waiting:
             busy_with.add(parent)
             self.active_at = time.monotonic()
@@ -315,6 +320,21 @@ class KernelLink:
 
 
 _REPLY_OPS = {"list": {"pending"}, "decide": {"decided"}}
+
+#: Messages a kernel handles on its control channel, beside a running cell.
+_BESIDE_CELLS = frozenset(
+    {
+        "usage_request",
+        "debug_request",
+        "interrupt_request",
+        "shutdown_request",
+        "create_subshell_request",
+        "delete_subshell_request",
+        "list_subshell_request",
+        "abort_request",
+        "clear_request",
+    }
+)
 
 
 class _Waiter:

@@ -122,12 +122,20 @@ class KernelLinks:
         return self._links.get(kernel_id)
 
     def busy(self, kernel_id: str) -> bool:
-        """Whether the kernel runs a cell now: jupyter_server's record of its state says
-        busy, and the link's own reading of the status messages (which leaves out the link's
-        own questions) does not say otherwise."""
+        """Whether the kernel runs a cell now, as the link reads the kernel's own status
+        messages (each busy matched with the idle of the same message, the link's own
+        questions left out); jupyter_server's record only while the link has read none.
+
+        jupyter_server keeps the state of the last status it tracked, whatever its message:
+        the idle of a control-channel ``usage_request`` (resource monitors send one every few
+        seconds) makes it report a kernel idle while a cell still runs, and a decision sent
+        then would wait unread in the kernel's queue.
+        """
         link = self._links.get(kernel_id)
         others = link.busy_with_others() if link is not None else None
-        return execution_state(self._kernel_manager, kernel_id) == "busy" and others is not False
+        if others is not None:
+            return others
+        return execution_state(self._kernel_manager, kernel_id) == "busy"
 
     def _link(self, kernel_id: str) -> KernelLink:
         link = self._links.get(kernel_id)
