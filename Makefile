@@ -231,6 +231,7 @@ bench: setup agents
 	$(AGENT_VENV)/bin/python benchmarks/bench_agent_load.py
 	$(BIN)/python benchmarks/bench_held_write.py
 	$(BIN)/python benchmarks/bench_pending.py
+	$(BIN)/python benchmarks/bench_journal.py
 	CHROMIUM_PATH=$(CHROMIUM) $(BIN)/python benchmarks/bench_sidebar.py
 
 clean:

@@ -36,7 +36,7 @@ export class HistoryView extends Widget {
     this._path.title = 'Show the journal of the project of this notebook';
     this._path.addEventListener('change', () => {
       this._pathChosen = true;
-      void this.load(0);
+      this._restart();
     });
 
     this._outcome.append(new Option('All outcomes', ''));
@@ -44,21 +44,21 @@ export class HistoryView extends Widget {
       this._outcome.append(new Option(event.replace('_', ' '), event));
     }
     this._outcome.setAttribute('aria-label', 'Outcome');
-    this._outcome.addEventListener('change', () => this.load(0));
+    this._outcome.addEventListener('change', () => this._restart());
     this._action.type = 'search';
     this._action.placeholder = 'Action, e.g. table.write';
     this._action.setAttribute('aria-label', 'Action');
-    this._action.addEventListener('change', () => this.load(0));
+    this._action.addEventListener('change', () => this._restart());
     const refresh = el('button', 'jpa-Sidebar-button', {
       text: 'Refresh',
       testid: 'jpa-sidebar-history-refresh'
     });
-    refresh.addEventListener('click', () => this.load(this._offset));
+    refresh.addEventListener('click', () => this.load(this._page));
     const filters = el('div', 'jpa-Sidebar-filters');
     filters.append(this._path, this._outcome, this._action, refresh);
 
-    this._newer.addEventListener('click', () => this.load(Math.max(0, this._offset - PAGE_SIZE)));
-    this._older.addEventListener('click', () => this.load(this._offset + PAGE_SIZE));
+    this._newer.addEventListener('click', () => this.load(Math.max(0, this._page - 1)));
+    this._older.addEventListener('click', () => this.load(this._page + 1));
     const pager = el('div', 'jpa-Sidebar-pager');
     pager.append(this._newer, this._range, this._older);
 
@@ -66,8 +66,12 @@ export class HistoryView extends Widget {
     this.node.append(filters, this._error, this._list, pager, this._about);
   }
 
-  /** Read the page starting at `offset` with the current filters. */
-  async load(offset = 0): Promise<void> {
+  /**
+   * Read page `page` (0: the newest) with the current filters. Pages are read by the cursor
+   * the page before gave (`next_before`), so an old page costs the server what the first does.
+   */
+  async load(page = 0): Promise<void> {
+    page = Math.min(page, this._cursors.length - 1);
     const request = ++this._request;
     this.node.classList.add('jpa-mod-loading');
     let reply: IJournalReply | null = null;
@@ -75,7 +79,7 @@ export class HistoryView extends Widget {
     try {
       const query = {
         limit: PAGE_SIZE,
-        offset,
+        before: this._cursors[page] ?? undefined,
         outcome: this._outcome.value,
         action: this._action.value.trim(),
         path: this._path.value
@@ -94,13 +98,30 @@ export class HistoryView extends Widget {
     this.node.classList.remove('jpa-mod-loading');
     this._error.textContent = error;
     this._error.hidden = !error;
-    this._render(reply, offset);
+    if (error.startsWith('APPROVAL_MALFORMED_MESSAGE') && page > 0) {
+      // The cursor no longer fits (the journals changed): start again from the newest page.
+      this._restart();
+      return;
+    }
+    if (reply) {
+      this._cursors.length = page + 1;
+      if (reply.next_before) {
+        this._cursors.push(reply.next_before);
+      }
+    }
+    this._render(reply, page);
+  }
+
+  /** Forget the pages read so far and read the newest one (the filters changed). */
+  private _restart(): void {
+    this._cursors = [null];
+    void this.load(0);
   }
 
   protected onAfterShow(msg: Message): void {
     super.onAfterShow(msg);
     this._syncPaths();
-    void this.load(this._offset);
+    void this.load(this._page);
   }
 
   /** Offer the notebooks known now; keep the person's choice, else follow the first one. */
@@ -112,13 +133,15 @@ export class HistoryView extends Widget {
     const keep = this._pathChosen && (chosen === '' || paths.includes(chosen));
     this._path.value = keep ? chosen : (paths[0] ?? '');
     if (this._path.value !== chosen) {
-      this._offset = 0;
+      this._cursors = [null];
+      this._page = 0;
     }
   }
 
-  private _render(reply: IJournalReply | null, offset: number): void {
+  private _render(reply: IJournalReply | null, page: number): void {
     const entries = reply?.entries ?? [];
-    this._offset = reply ? offset : this._offset;
+    this._page = reply ? page : this._page;
+    const offset = this._page * PAGE_SIZE;
     const disagreements = (reply?.disagreements ?? []).map(found =>
       el('li', 'jpa-Sidebar-entry jpa-Sidebar-disagreement', {
         text: `${found.request_id}: ${found.kind.replace(/_/g, ' ')}: ${found.detail}`,
@@ -129,7 +152,7 @@ export class HistoryView extends Widget {
     if (reply && !entries.length) {
       this._list.append(el('li', 'jpa-Sidebar-empty', { text: 'No journal entries.' }));
     }
-    this._newer.disabled = !reply || offset === 0;
+    this._newer.disabled = !reply || this._page === 0;
     this._older.disabled = !reply || !reply.has_more;
     this._range.textContent = entries.length ? `${offset + 1}–${offset + entries.length}` : '';
     const about: string[] = [];
@@ -209,7 +232,9 @@ export class HistoryView extends Widget {
   private _settings: ServerConnection.ISettings | undefined;
   private _paths: () => string[];
   private _pathChosen = false;
-  private _offset = 0;
+  private _page = 0;
+  /** The `before` of each page read so far (null: the newest page), and of the next one. */
+  private _cursors: (string | null)[] = [null];
   private _request = 0;
   private _path = el('select', 'jpa-Sidebar-select', { testid: 'jpa-sidebar-history-path' });
   private _outcome = el('select', 'jpa-Sidebar-select', { testid: 'jpa-sidebar-history-outcome' });

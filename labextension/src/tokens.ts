@@ -173,6 +173,8 @@ export interface IJournalEntry {
 export interface IJournalQuery {
   limit?: number;
   offset?: number;
+  /** A previous page's `next_before`: the page of entries older than it. */
+  before?: string;
   outcome?: string;
   action?: string;
   path?: string;
@@ -182,6 +184,8 @@ export interface IJournalQuery {
 export interface IJournalReply {
   entries: IJournalEntry[];
   has_more: boolean;
+  /** The `before` of the next (older) page; null on the last page. */
+  next_before?: string | null;
   offset: number;
   limit: number;
   journal: string;

@@ -28,6 +28,11 @@ TINY = [
         "p95 ratio:",
         marks=pytest.mark.kernel,
     ),
+    (
+        "bench_journal.py",
+        ["--lines", "3000", "--repeat", "1", "--status-requests", "5"],
+        "page ratio, worst:",
+    ),
     pytest.param(
         "bench_sandbox.py",
         ["--starts", "1", "--executes", "3", "--small", "5", "--large", "50", "--repeat", "1"],

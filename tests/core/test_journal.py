@@ -679,7 +679,7 @@ def test_the_first_page_reads_only_the_end_of_a_large_journal(tmp_path: Path) ->
         newest = list(islice(journal_read._iter_lines_reversed(f, size), 50))
 
         # Then only the last block was read
-        assert [json.loads(line or b"null")["n"] for line in newest] == list(
+        assert [json.loads(line or b"null")["n"] for _, line in newest] == list(
             range(39_999, 39_949, -1)
         )
         assert f.bytes_read <= 64 * 1024
@@ -712,9 +712,14 @@ def test_backward_reading_matches_forward_splitting(tmp_path: Path, block_size: 
     with path.open("rb") as f:
         got = list(journal_read._iter_lines_reversed(f, len(body), block_size=block_size))
 
-    # Then the lines are those of a forward split, reversed, the torn tail as None
-    expected = [line for line in body.split(b"\n")[:-1] if line]
-    assert got == [None, *reversed(expected)]
+    # Then the lines are those of a forward split, reversed, the torn tail as None, each with
+    # the position where it starts
+    starts, offset = [], 0
+    for line in body.split(b"\n"):
+        starts.append((offset, line))
+        offset += len(line) + 1
+    expected = [(start, line) for start, line in starts[:-1] if line]
+    assert got == [(starts[-1][0], None), *reversed(expected)]
 
 
 @pytest.mark.parametrize("block_size", [3, 10, 4096])
@@ -731,7 +736,7 @@ def test_overlong_lines_are_dropped_as_unusable(tmp_path: Path, block_size: int)
         )
 
     # Then the long line is reported as unusable, the others kept
-    assert got == [b"last", None, b"first"]
+    assert got == [(107, b"last"), (6, None), (0, b"first")]
 
 
 def test_pages_of_several_journals_merge_into_one_page_newest_first():
@@ -742,15 +747,70 @@ def test_pages_of_several_journals_merge_into_one_page_newest_first():
         entries=[{"time": "2026-12-01T10:00:05.000Z"}, {"time": "2026-12-01T10:00:01.000Z"}],
         has_more=False,
         corrupt_lines=1,
+        positions=[200, 100],
+        end=300,
     )
     second = JournalPage(
         entries=[{"time": "2026-12-01T10:00:04.000Z"}, {"time": "2026-12-01T10:00:03.000Z"}],
         has_more=True,
+        positions=[800, 700],
+        end=900,
     )
     # When the second page of two entries is asked for
-    page, sources = merge_pages([first, second], limit=2, offset=1)
+    page, sources, cursors = merge_pages([first, second], limit=2, offset=1)
     # Then it holds the entries ranked 2 and 3 by time, says where each came from, that more
     # exist, and the unreadable lines of both
     assert [e["time"][17:19] for e in page.entries] == ["04", "03"]
     assert sources == [1, 1]
     assert (page.has_more, page.corrupt_lines) == (True, 1)
+    # And the next page of each journal starts after what was consumed: the first journal
+    # after its newest entry (skipped by the offset), the second after both of its entries
+    assert cursors == [200, 700]
+
+
+def test_pages_read_by_cursor_walk_the_whole_journal_once(tmp_path: Path) -> None:
+    # Given a journal of 1,000 entries with a corrupt line among them
+    path = tmp_path / "j.jsonl"
+    lines = [json.dumps({"event": "approved", "n": i}) for i in range(1000)]
+    lines.insert(500, "not json")
+    path.write_text("\n".join(lines) + "\n")
+    # When it is read page by page, each page from the previous page's next_before
+    seen: list[int] = []
+    before = None
+    pages = 0
+    while True:
+        page = read_entries(path, limit=64, before=before)
+        pages += 1
+        seen += [entry["n"] for entry in page.entries]
+        if page.next_before is None:
+            break
+        before = page.next_before
+    # Then every entry came exactly once, newest first, and the last page says it is the last
+    assert seen == list(range(999, -1, -1))
+    assert pages == 16
+    assert page.has_more is False
+
+
+def test_a_cursor_page_is_the_entries_just_before_it(tmp_path: Path) -> None:
+    # Given a journal of 40,000 entries and the cursor of a page near its start
+    path = tmp_path / "big.jsonl"
+    path.write_text("".join(json.dumps({"n": i}) + "\n" for i in range(40_000)))
+    start_of_100 = len("".join(json.dumps({"n": i}) + "\n" for i in range(100)))
+    # When the page before that cursor is read
+    page = read_entries(path, limit=10, before=start_of_100)
+    # Then it holds the ten entries before it, and the next page ends where the oldest of
+    # them starts
+    assert [e["n"] for e in page.entries] == list(range(99, 89, -1))
+    assert page.next_before == page.positions[-1]
+    assert path.read_bytes()[page.next_before :].startswith(b'{"n": 90}\n')
+
+
+@pytest.mark.parametrize("before", [-1, 5, 10**9])
+def test_a_cursor_that_is_not_a_line_start_is_refused(tmp_path: Path, before: int) -> None:
+    # Given a journal of two entries
+    path = tmp_path / "j.jsonl"
+    path.write_text('{"n": 0}\n{"n": 1}\n')
+    # When a page is asked before a position outside it or inside a line
+    # Then it is refused, rather than read from the middle of a line
+    with pytest.raises(journal_read.CursorInvalid):
+        read_entries(path, before=before)

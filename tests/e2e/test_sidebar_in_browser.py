@@ -10,6 +10,7 @@ tab leaves its kernel running, so every test starts and ends with no kernel at a
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Iterator
@@ -461,3 +462,41 @@ def test_the_history_names_an_approval_the_kernel_recorded_with_another_summary(
     expect(found).to_contain_text(shown)
     expect(found).to_contain_text("harmless scratch")
     save_screenshot(sidebar.panel, "sidebar-history-disagreement")
+
+
+def test_the_history_pages_older_and_newer_by_cursor(
+    lab_server: LabServer, notebook: Path, page: Page
+):
+    # Given the notebook's project journal holding 120 entries, one request each
+    from jupyter_approvals.core.project import journal_path, project_root_for
+
+    journal = journal_path(project_root_for(notebook), lab_server.state_dir)
+    journal.parent.mkdir(parents=True, exist_ok=True)
+    with journal.open("a") as out:
+        for n in range(120):
+            entry = {
+                "event": "approved",
+                "time": f"2026-12-03T08:{n // 60:02d}:{n % 60:02d}.000Z",
+                "request_id": f"{n:016x}",
+                "summary": f"entry {n}",
+            }
+            out.write(json.dumps(entry) + "\n")
+    NotebookPage.open(page, lab_server, notebook)
+    Sidebar(page).open()
+    page.locator('[data-testid="jpa-sidebar-history-tab"]').click()
+    entries = page.locator('[data-testid="jpa-sidebar-history-entry"]')
+    newer = page.locator('[data-testid="jpa-sidebar-history-newer"]')
+    older = page.locator('[data-testid="jpa-sidebar-history-older"]')
+    expect(entries.first).to_have_attribute("data-request-id", f"{119:016x}")
+    # When the person goes two pages older, then one newer
+    older.click()
+    expect(entries.first).to_have_attribute("data-request-id", f"{69:016x}")
+    older.click()
+    expect(entries.first).to_have_attribute("data-request-id", f"{19:016x}")
+    expect(entries).to_have_count(20)
+    expect(older).to_be_disabled()
+    newer.click()
+    # Then each page shows the entries just older than the one before, and back again
+    expect(entries.first).to_have_attribute("data-request-id", f"{69:016x}")
+    expect(entries.last).to_have_attribute("data-request-id", f"{20:016x}")
+    expect(page.locator(".jpa-Sidebar-range")).to_have_text("51\u2013100")  # (an en dash)

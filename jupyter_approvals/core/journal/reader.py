@@ -16,7 +16,7 @@ from typing import IO, Any, Final
 
 from jupyter_approvals.core.journal.files import _READ_FLAGS
 
-__all__ = ["JournalPage", "merge_pages", "read_entries"]
+__all__ = ["CursorInvalid", "JournalPage", "merge_pages", "read_entries"]
 
 _READ_BLOCK: Final = 64 * 1024
 # Any line longer than this is not ours (ours are <= MAX_LINE_BYTES); it is skipped as
@@ -38,6 +38,17 @@ class JournalPage:
     has_more: bool = False
     corrupt_lines: int = 0
     total_matching: int | None = None
+    #: The byte position where each entry's line starts, in the order of ``entries``.
+    positions: list[int] = field(default_factory=list)
+    #: Where reading began: the ``before`` given, else the file's size then.
+    end: int = 0
+
+    @property
+    def next_before(self) -> int | None:
+        """The ``before`` of the next (older) page, when there is one."""
+        if not self.has_more:
+            return None
+        return self.positions[-1] if self.positions else self.end
 
 
 def _iter_lines_reversed(
@@ -46,8 +57,9 @@ def _iter_lines_reversed(
     *,
     block_size: int = _READ_BLOCK,
     max_line: int = _MAX_READ_LINE,
-) -> Iterator[bytes | None]:
-    """Lines of ``f[:end]`` from last to first, without newlines and without blank lines.
+) -> Iterator[tuple[int, bytes | None]]:
+    """Lines of ``f[:end]`` from last to first, each with the byte position where it starts,
+    without newlines and without blank lines.
 
     ``None`` stands for an unusable line: the unterminated tail (a torn or in-progress
     write) or a line longer than ``max_line`` (dropped without being held in memory).
@@ -57,14 +69,14 @@ def _iter_lines_reversed(
     dropped = False  # the current line is already over max_line
     terminated = False  # a newline follows the current line (false only for the tail)
 
-    def finish(head: bytes) -> Iterator[bytes | None]:
+    def finish(head: bytes, start: int) -> Iterator[tuple[int, bytes | None]]:
         if dropped or len(head) + len(carry) > max_line:
-            yield None
+            yield start, None
             return
         line = head + carry
         if not line:
             return  # a blank line, or a file ending with "\n"
-        yield line if terminated else None
+        yield start, (line if terminated else None)
 
     while pos > 0:
         start = max(0, pos - block_size)
@@ -72,15 +84,31 @@ def _iter_lines_reversed(
         chunk = f.read(pos - start)
         pos = start
         pieces = chunk.split(b"\n")
+        head_end = len(chunk)
         for head in reversed(pieces[1:]):
-            yield from finish(head)
+            head_start = head_end - len(head)
+            yield from finish(head, start + head_start)
+            head_end = head_start - 1  # the newline before this piece
             carry, dropped, terminated = b"", False, True
         if not dropped:
             if len(pieces[0]) + len(carry) > max_line:
                 carry, dropped = b"", True
             else:
                 carry = pieces[0] + carry
-    yield from finish(b"")
+    yield from finish(b"", 0)
+
+
+class CursorInvalid(ValueError):
+    """A ``before`` position that is not the start of a line of the journal."""
+
+
+def _check_cursor(f: IO[bytes], before: int, size: int) -> None:
+    if not 0 <= before <= size:
+        raise CursorInvalid(f"before={before} lies outside the journal (0-{size} bytes)")
+    if before > 0:
+        f.seek(before - 1)
+        if f.read(1) != b"\n":
+            raise CursorInvalid(f"before={before} is not where a journal line starts")
 
 
 def read_entries(
@@ -91,12 +119,16 @@ def read_entries(
     event: str | None = None,
     action: str | None = None,
     count_total: bool = False,
+    before: int | None = None,
 ) -> JournalPage:
     """Read a page of entries, newest first, for DISPLAY ONLY: never use it to authorize.
 
     Anything running as the user can edit the file, so an entry proves nothing.
     ``event``/``action`` keep only entries whose field equals the value; ``offset`` skips
-    that many matching entries. The file is read backwards in blocks and reading stops
+    that many matching entries; ``before`` (a page's :attr:`JournalPage.next_before`) starts
+    reading at that byte position instead of the end, so any page costs what the first
+    does; a position that is not a line's start raises :class:`CursorInvalid`. The file is
+    read backwards in blocks and reading stops
     once the page is full (plus one entry to set ``has_more``), so a large journal is not
     loaded; ``count_total=True`` reads the rest to fill ``total_matching``. Unreadable
     lines are skipped and counted. A missing file is an empty page; other OS errors (for
@@ -107,17 +139,25 @@ def read_entries(
     try:
         fd = os.open(path, _READ_FLAGS)
     except FileNotFoundError:
+        if before:
+            raise CursorInvalid(
+                f"before={before} lies outside the journal (it has no file)"
+            ) from None
         return JournalPage(total_matching=0 if count_total else None)
     with os.fdopen(fd, "rb") as f:
         st = os.fstat(f.fileno())
         if not stat.S_ISREG(st.st_mode):
             raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+        # st_size fixes the snapshot: entries appended while reading are left for next time.
+        end = st.st_size if before is None else before
+        if before is not None:
+            _check_cursor(f, before, st.st_size)
         entries: list[dict[str, Any]] = []
+        positions: list[int] = []
         matched = 0
         corrupt = 0
         has_more = False
-        # st_size fixes the snapshot: entries appended while reading are left for next time.
-        for raw in _iter_lines_reversed(f, st.st_size):
+        for start, raw in _iter_lines_reversed(f, end):
             if raw is None:
                 corrupt += 1
                 continue
@@ -138,6 +178,7 @@ def read_entries(
                 continue
             if len(entries) < limit:
                 entries.append(entry)
+                positions.append(start)
                 continue
             has_more = True
             if not count_total:
@@ -147,25 +188,38 @@ def read_entries(
         has_more=has_more,
         corrupt_lines=corrupt,
         total_matching=matched if count_total else None,
+        positions=positions,
+        end=end,
     )
 
 
 def merge_pages(
     pages: Sequence[JournalPage], *, limit: int, offset: int
-) -> tuple[JournalPage, list[int]]:
-    """One page, newest first, from pages of several journals, and the index of the page each
-    entry came from.
+) -> tuple[JournalPage, list[int], list[int]]:
+    """One page, newest first, from pages of several journals; the index of the page each
+    entry came from; and, per journal, the ``before`` of the next merged page.
 
-    Each page must have been read from its journal's newest entry with room for at least
-    ``offset + limit`` entries: the newest ``offset + limit`` of all journals are then among
-    them. Entries are ordered by their ``time`` (ISO 8601 in UTC, so text order is time order).
+    Each page must have been read (from its journal's newest entry, or from a ``before`` of
+    a previous merged page) with room for at least ``offset + limit`` entries: the next
+    ``offset + limit`` of all journals are then among them. Entries are ordered by their
+    ``time`` (ISO 8601 in UTC, so text order is time order).
     """
-    tagged = [(entry, index) for index, page in enumerate(pages) for entry in page.entries]
-    tagged.sort(key=lambda pair: str(pair[0].get("time", "")), reverse=True)
+    tagged = [
+        (entry, index, position)
+        for index, page in enumerate(pages)
+        for entry, position in zip(page.entries, page.positions, strict=True)
+    ]
+    tagged.sort(key=lambda item: str(item[0].get("time", "")), reverse=True)
     window = tagged[offset : offset + limit]
+    # A journal's next page starts at the oldest of its entries consumed up to the window's
+    # end; one with none consumed starts where it was read from.
+    cursors = [page.end for page in pages]
+    for _, index, position in tagged[: offset + limit]:
+        cursors[index] = position
     merged = JournalPage(
-        entries=[entry for entry, _ in window],
+        entries=[entry for entry, _, _ in window],
         has_more=len(tagged) > offset + limit or any(page.has_more for page in pages),
         corrupt_lines=sum(page.corrupt_lines for page in pages),
+        positions=[position for _, _, position in window],
     )
-    return merged, [index for _, index in window]
+    return merged, [index for _, index, _ in window], cursors

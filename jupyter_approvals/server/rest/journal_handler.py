@@ -8,14 +8,20 @@ kernels' records and the server's record of the decisions it relayed disagree
 
 from __future__ import annotations
 
+import asyncio
+import json
+import threading
 import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 
 from ...core import errors
 from ...core.journal.disagreements import DISAGREEMENT_WINDOW, find_disagreements
-from ...core.journal.reader import read_entries
+from ...core.journal.reader import CursorInvalid, read_entries
 from ...core.project import journal_location, project_root_for
 from ..mirror.journal_view import read_journal_view
 from .handlers import ApprovalsHandler
@@ -36,39 +42,64 @@ class JournalHandler(ApprovalsHandler):
         try:
             limit = int(self.get_argument("limit", "50"))
             offset = int(self.get_argument("offset", "0"))
+            before_text = self.get_argument("before", None)
+            before = (
+                [int(part) for part in before_text.split(",")] if before_text is not None else None
+            )
         except ValueError:
-            raise errors.ApprovalMalformedMessage("limit and offset must be integers.") from None
+            raise errors.ApprovalMalformedMessage(
+                "limit and offset must be integers, and before the next_before of a page."
+            ) from None
         if not 1 <= limit <= MAX_JOURNAL_PAGE or offset < 0:
             raise errors.ApprovalMalformedMessage(
                 f"limit must be 1-{MAX_JOURNAL_PAGE} and offset at least 0."
             )
-        root = self.parts.server_root
-        target = (root / self.get_argument("path", "")).resolve()
-        if not target.is_relative_to(root) or not target.exists():
-            raise errors.ApprovalMalformedMessage(
-                "path must name a file or directory inside the server root."
-            )
-        project = project_root_for(target)
-        location = journal_location(project)
-        if isinstance(location.problem, errors.ApprovalJournalUnusable):
-            raise location.problem
-        view = read_journal_view(
-            location.path,
-            self.links.journals_elsewhere(),
+        query = _Query(
             limit=limit,
             offset=offset,
+            before=before,
             event=self.get_argument("outcome", None),
             action=self.get_argument("action", None),
         )
-        recent = read_entries(location.path, limit=DISAGREEMENT_WINDOW).entries
+        place = self._place()
+        elsewhere = self.links.journals_elsewhere()
+        # Reading a large journal takes a while: all of it (the project lookup, the reading,
+        # the answer's encoding) runs off the event loop, which serves every other request
+        # of the server meanwhile.
+        body = await asyncio.to_thread(self._page_text, place, elsewhere, query)
+        self.set_header("Content-Type", "application/json")
+        self.finish(body)
+
+    def _page_text(self, place: Path, elsewhere: set[str], query: _Query) -> str:
+        """The answer's JSON text (runs in a worker thread)."""
+        project = project_root_for(place)
+        location = journal_location(project)
+        if isinstance(location.problem, errors.ApprovalJournalUnusable):
+            raise location.problem
+        try:
+            view = read_journal_view(
+                location.path,
+                elsewhere,
+                limit=query.limit,
+                offset=query.offset,
+                event=query.event,
+                action=query.action,
+                before=query.before,
+            )
+        except CursorInvalid as exc:
+            raise errors.ApprovalMalformedMessage(
+                f"{exc}; before must be the next_before of a page of this journal."
+            ) from None
+        recent = _RECENT.entries(location.path)
         disagreements = find_disagreements(recent, time.time(), self.parts.approval_ttl_s)
-        self.reply(
+        return json.dumps(
             {
                 "entries": view.entries,
                 "disagreements": [d.as_dict() for d in disagreements],
                 "has_more": view.has_more,
-                "offset": offset,
-                "limit": limit,
+                "next_before": _cursor_text(view.next_before),
+                "offset": query.offset,
+                "limit": query.limit,
                 "journal": str(location.path),
                 "other_journals": view.others,
                 "unreadable_journals": view.unreadable,
@@ -76,3 +107,64 @@ class JournalHandler(ApprovalsHandler):
                 "corrupt_lines": view.corrupt_lines,
             }
         )
+
+    def _place(self) -> Path:
+        """The file or folder ``path`` names, or for one not saved yet (an agent's new
+        notebook) its nearest folder that exists; always inside the server root."""
+        root = self.parts.server_root
+        target = (root / self.get_argument("path", "")).resolve()
+        if not target.is_relative_to(root):
+            raise errors.ApprovalMalformedMessage(
+                "path must name a file or directory inside the server root."
+            )
+        while not target.exists() and target != root:
+            target = target.parent
+        return target
+
+
+@dataclass(frozen=True)
+class _Query:
+    """What one ``GET journal`` asks for."""
+
+    limit: int
+    offset: int
+    before: list[int] | None
+    event: str | None
+    action: str | None
+
+
+def _cursor_text(positions: list[int] | None) -> str | None:
+    return None if positions is None else ",".join(str(position) for position in positions)
+
+
+class _RecentEntries:
+    """The newest :data:`DISAGREEMENT_WINDOW` entries of each journal, read again only when
+    the file changed: every page shows the disagreements, and a journal is appended to far
+    less often than it is paged through."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: dict[str, tuple[tuple[int, int, int], list[dict[str, Any]]]] = {}
+
+    def entries(self, path: Path) -> list[dict[str, Any]]:
+        """The newest entries of the journal at ``path`` (for display only)."""
+        try:
+            info = path.stat()
+            key = (info.st_ino, info.st_size, info.st_mtime_ns)
+        except OSError:
+            key = (0, 0, 0)
+        with self._lock:
+            kept = self._kept.get(str(path))
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        entries = read_entries(path, limit=DISAGREEMENT_WINDOW).entries
+        with self._lock:
+            if len(self._kept) >= _RECENT_JOURNALS:
+                self._kept.clear()
+            self._kept[str(path)] = (key, entries)
+        return entries
+
+
+#: How many journals' newest entries are kept (one per project the History was opened for).
+_RECENT_JOURNALS = 16
+_RECENT = _RecentEntries()
