@@ -55,7 +55,7 @@ from .rest.change_handlers import (
 )
 from .rest.decision_handlers import DecisionHandler, HeldDecisionHandler
 from .rest.handlers import DoctorHandler, PendingHandler
-from .rest.journal_handler import JournalHandler
+from .rest.journal_handler import JournalHandler, JournalRequestsHandler
 from .rest.parts import RestParts
 from .rest.pending_rows import PendingRows
 from .rest.refusals import RestRefusals
@@ -84,6 +84,7 @@ ROUTES: list[tuple[str, type[Any]]] = [
     (rf"/{API}/agents", AgentsHandler),
     (rf"/{API}/agents/([^/]+)/(pause|resume)", AgentPauseHandler),
     (rf"/{API}/journal", JournalHandler),
+    (rf"/{API}/journal/requests", JournalRequestsHandler),
     (rf"/{API}/doctor", DoctorHandler),
     (rf"/{API}/changes", ChangesHandler),
     (rf"/{API}/changes/([^/]+)", ChangeDecisionHandler),

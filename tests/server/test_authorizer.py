@@ -36,6 +36,7 @@ def jp_server_config():
     [
         (("pending",), "GET", None),
         (("journal",), "GET", None),
+        (("journal", "requests"), "GET", None),
         (("doctor",), "GET", None),
         (("pending", "k", "0123456789abcdef"), "POST", json.dumps({"decision": "approve"})),
     ],

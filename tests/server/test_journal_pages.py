@@ -140,3 +140,96 @@ async def test_a_page_that_cannot_be_read_is_refused_clearly(
     body = json.loads(caught.value.response.body)
     assert (caught.value.code, body["code"]) == (400, "APPROVAL_MALFORMED_MESSAGE")
     assert "before" in body["message"] or "inside the server root" in body["message"]
+
+
+def request_lines(path: Path, notebook: str, count: int, start: int = 0) -> None:
+    """Append ``count`` requests of ``notebook``: each asked, relayed, approved and run."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as journal:
+        for n in range(start, start + count):
+            base = n * 10
+            for offset_s, event, extra in (
+                (0, "requested", {"summary": f"Overwrite part-{n}.csv"}),
+                (3, "relayed", {"decision": "approve", "recorded_by": "server"}),
+                (4, "approved", {"decided_by": "ana", "channel": "sidebar"}),
+                (5, "executed", {}),
+            ):
+                moment = base + offset_s
+                journal.write(
+                    json.dumps(
+                        {
+                            "event": event,
+                            "request_id": f"{n:016x}",
+                            "notebook_path": notebook,
+                            "time": f"2026-12-03T{moment // 3600:02d}:{moment // 60 % 60:02d}:"
+                            f"{moment % 60:02d}.000Z",
+                            **extra,
+                        }
+                    )
+                    + "\n"
+                )
+
+
+async def test_the_journal_as_requests_pages_one_row_per_request(
+    jp_fetch, jp_root_dir, state_dir
+):
+    # Given 30 requests of one notebook and 30 of another, four lines each
+    root = Path(jp_root_dir).resolve()
+    (root / "clean.ipynb").write_text("{}")
+    journal = journal_path(root, state_dir)
+    request_lines(journal, str(root / "clean.ipynb"), 30)
+    request_lines(journal, str(root / "report.ipynb"), 30, start=30)
+    # When the History reads requests page by page
+    rows: list[dict] = []
+    before = None
+    while True:
+        query = {"limit": "25", **({"before": before} if before else {})}
+        page = await get_json(jp_fetch, "journal", "requests", params=query)
+        rows += page["requests"]
+        before = page["next_before"]
+        if before is None:
+            break
+    # Then each request is one row, newest first, with its outcome, decider and four events
+    assert [row["request_id"] for row in rows] == [f"{n:016x}" for n in range(59, -1, -1)]
+    assert {(row["outcome"], row["decided_by"], len(row["events"])) for row in rows} == {
+        ("executed", "ana", 4)
+    }
+    assert page["project_root"] == str(root)
+    # And the notebook filter keeps that notebook's rows, a saved one or one not saved yet
+    clean = await get_json(
+        jp_fetch, "journal", "requests", params={"notebook": "clean.ipynb", "limit": "200"}
+    )
+    report = await get_json(
+        jp_fetch, "journal", "requests", params={"notebook": "report.ipynb", "limit": "200"}
+    )
+    assert [row["request_id"] for row in clean["requests"]] == [
+        f"{n:016x}" for n in range(29, -1, -1)
+    ]
+    assert len(report["requests"]) == 30
+    # And the search finds a request by its summary
+    found = await get_json(jp_fetch, "journal", "requests", params={"q": "part-42.csv"})
+    assert [row["request_id"] for row in found["requests"]] == [f"{42:016x}"]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"before": "x"},
+        {"before": "7"},  # inside a line
+        {"outcome": "maybe"},
+        {"limit": "0"},
+        {"notebook": "../elsewhere.ipynb"},
+    ],
+)
+async def test_a_page_of_requests_that_cannot_be_read_is_refused_clearly(
+    jp_fetch, jp_root_dir, state_dir, params
+):
+    # Given a journal of a few requests
+    request_lines(journal_path(Path(jp_root_dir).resolve(), state_dir), "/x.ipynb", 3)
+    # When a page is asked with a cursor this route never gave, an outcome that does not
+    # exist, no room, or a notebook outside the root
+    with pytest.raises(HTTPClientError) as caught:
+        await jp_fetch(API, "journal", "requests", params=params)
+    # Then it is refused with a stable code
+    body = json.loads(caught.value.response.body)
+    assert (caught.value.code, body["code"]) == (400, "APPROVAL_MALFORMED_MESSAGE")

@@ -16,7 +16,7 @@ from typing import IO, Any, Final
 
 from jupyter_approvals.core.journal.files import _READ_FLAGS
 
-__all__ = ["CursorInvalid", "JournalPage", "merge_pages", "read_entries"]
+__all__ = ["CursorInvalid", "JournalPage", "merge_pages", "parse_entry", "read_entries"]
 
 _READ_BLOCK: Final = 64 * 1024
 # Any line longer than this is not ours (ours are <= MAX_LINE_BYTES); it is skipped as
@@ -111,6 +111,15 @@ def _check_cursor(f: IO[bytes], before: int, size: int) -> None:
             raise CursorInvalid(f"before={before} is not where a journal line starts")
 
 
+def parse_entry(raw: bytes) -> dict[str, Any] | None:
+    """One journal line as an entry, or None when it is not a JSON object."""
+    try:
+        entry = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return None
+    return entry if isinstance(entry, dict) else None
+
+
 def read_entries(
     path: str | os.PathLike[str],
     *,
@@ -158,15 +167,8 @@ def read_entries(
         corrupt = 0
         has_more = False
         for start, raw in _iter_lines_reversed(f, end):
-            if raw is None:
-                corrupt += 1
-                continue
-            try:
-                entry = json.loads(raw.decode("utf-8"))
-            except (ValueError, RecursionError):
-                corrupt += 1
-                continue
-            if not isinstance(entry, dict):
+            entry = None if raw is None else parse_entry(raw)
+            if entry is None:
                 corrupt += 1
                 continue
             if event is not None and entry.get("event") != event:

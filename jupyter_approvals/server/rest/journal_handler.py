@@ -22,6 +22,7 @@ from tornado import web
 from ...core import errors
 from ...core.journal.disagreements import DISAGREEMENT_WINDOW, find_disagreements
 from ...core.journal.reader import CursorInvalid, read_entries
+from ...core.journal.requests import REQUEST_OUTCOMES, RequestFilter, read_requests
 from ...core.project import journal_location, project_root_for
 from ..mirror.journal_view import read_journal_view
 from .handlers import ApprovalsHandler
@@ -29,18 +30,44 @@ from .handlers import ApprovalsHandler
 MAX_JOURNAL_PAGE = 200
 
 
-class JournalHandler(ApprovalsHandler):
-    """``GET journal``: recent entries of a project's journal, newest first (display only)."""
+class _JournalReading(ApprovalsHandler):
+    """What the journal routes share: where the journal is, and the page's size."""
 
     #: A sidebar poll is not the person working: the hub's idle culler must not see it.
     _track_activity = False
+
+    def _limit(self) -> int:
+        try:
+            limit = int(self.get_argument("limit", "50"))
+        except ValueError:
+            limit = 0
+        if not 1 <= limit <= MAX_JOURNAL_PAGE:
+            raise errors.ApprovalMalformedMessage(f"limit must be an integer 1-{MAX_JOURNAL_PAGE}.")
+        return limit
+
+    def _place(self, path: str | None = None) -> Path:
+        """The file or folder ``path`` (default: the ``path`` argument) names, always inside
+        the server root. A notebook not saved yet (an agent's new one) counts as being in its
+        nearest folder that exists, for the project; it keeps its own path."""
+        root = self.parts.server_root
+        given = self.get_argument("path", "") if path is None else path
+        target = (root / given).resolve()
+        if not target.is_relative_to(root):
+            raise errors.ApprovalMalformedMessage(
+                "path and notebook must name a file or directory inside the server root."
+            )
+        return target
+
+
+class JournalHandler(_JournalReading):
+    """``GET journal``: recent entries of a project's journal, newest first (display only)."""
 
     @web.authenticated
     @authorized
     async def get(self) -> None:
         """One page of the journal of the project at ``path`` (default: the server root)."""
+        limit = self._limit()
         try:
-            limit = int(self.get_argument("limit", "50"))
             offset = int(self.get_argument("offset", "0"))
             before_text = self.get_argument("before", None)
             before = (
@@ -48,12 +75,10 @@ class JournalHandler(ApprovalsHandler):
             )
         except ValueError:
             raise errors.ApprovalMalformedMessage(
-                "limit and offset must be integers, and before the next_before of a page."
+                "offset must be an integer, and before the next_before of a page."
             ) from None
-        if not 1 <= limit <= MAX_JOURNAL_PAGE or offset < 0:
-            raise errors.ApprovalMalformedMessage(
-                f"limit must be 1-{MAX_JOURNAL_PAGE} and offset at least 0."
-            )
+        if offset < 0:
+            raise errors.ApprovalMalformedMessage("offset must be at least 0.")
         query = _Query(
             limit=limit,
             offset=offset,
@@ -72,7 +97,7 @@ class JournalHandler(ApprovalsHandler):
 
     def _page_text(self, place: Path, elsewhere: set[str], query: _Query) -> str:
         """The answer's JSON text (runs in a worker thread)."""
-        project = project_root_for(place)
+        project = project_root_for(_existing(place, self.parts.server_root))
         location = journal_location(project)
         if isinstance(location.problem, errors.ApprovalJournalUnusable):
             raise location.problem
@@ -108,18 +133,64 @@ class JournalHandler(ApprovalsHandler):
             }
         )
 
-    def _place(self) -> Path:
-        """The file or folder ``path`` names, or for one not saved yet (an agent's new
-        notebook) its nearest folder that exists; always inside the server root."""
-        root = self.parts.server_root
-        target = (root / self.get_argument("path", "")).resolve()
-        if not target.is_relative_to(root):
+
+class JournalRequestsHandler(_JournalReading):
+    """``GET journal/requests``: a project's journal as requests, one row each, newest first
+    (display only)."""
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        """One page of request rows of the journal of the project at ``path`` (or of
+        ``notebook``), kept by ``outcome``, ``notebook``, ``agent`` and ``q``."""
+        limit = self._limit()
+        before_text = self.get_argument("before", None)
+        try:
+            before = int(before_text) if before_text is not None else None
+        except ValueError:
             raise errors.ApprovalMalformedMessage(
-                "path must name a file or directory inside the server root."
+                "before must be the next_before of a page of requests."
+            ) from None
+        outcome = self.get_argument("outcome", None) or None
+        if outcome is not None and outcome not in REQUEST_OUTCOMES:
+            raise errors.ApprovalMalformedMessage(
+                f"outcome must be one of {', '.join(REQUEST_OUTCOMES)}."
             )
-        while not target.exists() and target != root:
-            target = target.parent
-        return target
+        notebook = self.get_argument("notebook", None) or None
+        place = self._place(notebook) if notebook else self._place()
+        keep = RequestFilter(
+            outcome=outcome,
+            notebook_path=str(place) if notebook else None,
+            agent=self.get_argument("agent", None) or None,
+            search=(self.get_argument("q", None) or "").strip() or None,
+        )
+        body = await asyncio.to_thread(self._page_text, place, limit, before, keep)
+        self.set_header("Content-Type", "application/json")
+        self.finish(body)
+
+    def _page_text(self, place: Path, limit: int, before: int | None, keep: RequestFilter) -> str:
+        """The answer's JSON text (runs in a worker thread)."""
+        project = project_root_for(_existing(place, self.parts.server_root))
+        location = journal_location(project)
+        if isinstance(location.problem, errors.ApprovalJournalUnusable):
+            raise location.problem
+        try:
+            page = read_requests(location.path, limit=limit, before=before, keep=keep)
+        except CursorInvalid as exc:
+            raise errors.ApprovalMalformedMessage(
+                f"{exc}; before must be the next_before of a page of requests."
+            ) from None
+        return json.dumps(
+            {
+                "requests": page.rows,
+                "has_more": page.has_more,
+                "next_before": None if page.next_before is None else str(page.next_before),
+                "limit": limit,
+                "journal": str(location.path),
+                "project_root": str(project),
+                "corrupt_lines": page.corrupt_lines,
+            }
+        )
 
 
 @dataclass(frozen=True)
@@ -131,6 +202,13 @@ class _Query:
     before: list[int] | None
     event: str | None
     action: str | None
+
+
+def _existing(place: Path, root: Path) -> Path:
+    """``place``, or its nearest folder that exists (inside ``root``)."""
+    while not place.exists() and place != root and place.is_relative_to(root):
+        place = place.parent
+    return place
 
 
 def _cursor_text(positions: list[int] | None) -> str | None:

@@ -75,7 +75,7 @@ def ask(kernels: Any, jp_root_dir: Any) -> Ask:
     return ask_
 
 
-@pytest.mark.parametrize("route", ["pending", "journal", "doctor"])
+@pytest.mark.parametrize("route", ["pending", "journal", "journal/requests", "doctor"])
 async def test_an_agent_token_reads_no_person_route(
     jp_fetch: Any, ask: Ask, agent_token: str, route: str
 ) -> None:
