@@ -7,8 +7,16 @@ import { Widget } from '@lumino/widgets';
 
 import { el } from './dom';
 import { shortFingerprint } from './pendingItem';
-import { describeError, fetchJournal } from './request';
-import { IJournalEntry, IJournalReply, JOURNAL_EVENTS } from './tokens';
+import { outcomeWords, renderRequestRow } from './historyRequests';
+import { describeError, fetchJournal, fetchJournalRequests } from './request';
+import {
+  IJournalEntry,
+  IJournalReply,
+  IJournalRequestRow,
+  IJournalRequestsReply,
+  JOURNAL_EVENTS,
+  REQUEST_OUTCOMES
+} from './tokens';
 
 const PAGE_SIZE = 50;
 
@@ -39,23 +47,38 @@ export class HistoryView extends Widget {
       this._restart();
     });
 
-    this._outcome.append(new Option('All outcomes', ''));
-    for (const event of JOURNAL_EVENTS) {
-      this._outcome.append(new Option(event.replace('_', ' '), event));
+    // Requests (one row each, its lines folded) or the journal's lines one by one.
+    const modes = el('div', 'jpa-Sidebar-modes');
+    modes.setAttribute('role', 'group');
+    modes.setAttribute('aria-label', 'Show');
+    for (const [mode, label] of [
+      ['requests', 'Requests'],
+      ['events', 'Journal lines']
+    ] as const) {
+      const button = el('button', 'jpa-Sidebar-button jpa-Sidebar-mode', {
+        text: label,
+        testid: `jpa-sidebar-history-mode-${mode}`
+      });
+      button.addEventListener('click', () => this._setMode(mode));
+      this._modeButtons.set(mode, button);
+      modes.append(button);
     }
+
     this._outcome.setAttribute('aria-label', 'Outcome');
     this._outcome.addEventListener('change', () => this._restart());
     this._action.type = 'search';
-    this._action.placeholder = 'Action, e.g. table.write';
-    this._action.setAttribute('aria-label', 'Action');
     this._action.addEventListener('change', () => this._restart());
+    this._agent.type = 'search';
+    this._agent.placeholder = 'Agent';
+    this._agent.setAttribute('aria-label', 'Agent');
+    this._agent.addEventListener('change', () => this._restart());
     const refresh = el('button', 'jpa-Sidebar-button', {
       text: 'Refresh',
       testid: 'jpa-sidebar-history-refresh'
     });
     refresh.addEventListener('click', () => this.load(this._page));
     const filters = el('div', 'jpa-Sidebar-filters');
-    filters.append(this._path, this._outcome, this._action, refresh);
+    filters.append(this._path, this._outcome, this._action, this._agent, refresh);
 
     this._newer.addEventListener('click', () => this.load(Math.max(0, this._page - 1)));
     this._older.addEventListener('click', () => this.load(this._page + 1));
@@ -63,7 +86,39 @@ export class HistoryView extends Widget {
     pager.append(this._newer, this._range, this._older);
 
     this._error.hidden = true;
-    this.node.append(filters, this._error, this._list, pager, this._about);
+    this.node.append(modes, filters, this._error, this._list, pager, this._about);
+    this._showMode();
+  }
+
+  /** Show requests or journal lines; the filters follow, the pages start again. */
+  private _setMode(mode: 'requests' | 'events'): void {
+    if (mode !== this._mode) {
+      this._mode = mode;
+      this._showMode();
+      this._restart();
+    }
+  }
+
+  private _showMode(): void {
+    const requests = this._mode === 'requests';
+    for (const [mode, button] of this._modeButtons) {
+      button.setAttribute('aria-pressed', String(mode === this._mode));
+    }
+    const outcomes = requests ? REQUEST_OUTCOMES : JOURNAL_EVENTS;
+    this._outcome.replaceChildren(
+      new Option('All outcomes', ''),
+      ...outcomes.map(
+        outcome =>
+          new Option(requests ? outcomeWords(outcome) : outcome.replace(/_/g, ' '), outcome)
+      )
+    );
+    this._action.value = '';
+    this._action.placeholder = requests ? 'Search: file, summary, id' : 'Action, e.g. table.write';
+    this._action.setAttribute('aria-label', requests ? 'Search' : 'Action');
+    this._agent.hidden = !requests;
+    this._path.title = requests
+      ? "Show this notebook's requests (Server root: every request of its project)"
+      : 'Show the journal of the project of this notebook';
   }
 
   /**
@@ -75,16 +130,32 @@ export class HistoryView extends Widget {
     const request = ++this._request;
     this.node.classList.add('jpa-mod-loading');
     let reply: IJournalReply | null = null;
+    let requests: IJournalRequestsReply | null = null;
     let error = '';
     try {
-      const query = {
-        limit: PAGE_SIZE,
-        before: this._cursors[page] ?? undefined,
-        outcome: this._outcome.value,
-        action: this._action.value.trim(),
-        path: this._path.value
-      };
-      reply = await fetchJournal(query, this._settings);
+      const before = this._cursors[page] ?? undefined;
+      if (this._mode === 'requests') {
+        requests = await fetchJournalRequests(
+          {
+            limit: PAGE_SIZE,
+            before,
+            outcome: this._outcome.value,
+            q: this._action.value.trim(),
+            agent: this._agent.value.trim(),
+            notebook: this._path.value
+          },
+          this._settings
+        );
+      } else {
+        const query = {
+          limit: PAGE_SIZE,
+          before,
+          outcome: this._outcome.value,
+          action: this._action.value.trim(),
+          path: this._path.value
+        };
+        reply = await fetchJournal(query, this._settings);
+      }
     } catch (err) {
       const { code, message } = describeError(err);
       error =
@@ -103,13 +174,14 @@ export class HistoryView extends Widget {
       this._restart();
       return;
     }
-    if (reply) {
+    const answered = requests ?? reply;
+    if (answered) {
       this._cursors.length = page + 1;
-      if (reply.next_before) {
-        this._cursors.push(reply.next_before);
+      if (answered.next_before) {
+        this._cursors.push(answered.next_before);
       }
     }
-    this._render(reply, page);
+    this._render(answered, requests ? requests.requests : null, page);
   }
 
   /** Forget the pages read so far and read the newest one (the filters changed). */
@@ -138,8 +210,12 @@ export class HistoryView extends Widget {
     }
   }
 
-  private _render(reply: IJournalReply | null, page: number): void {
-    const entries = reply?.entries ?? [];
+  private _render(
+    reply: IJournalReply | IJournalRequestsReply | null,
+    rows: IJournalRequestRow[] | null,
+    page: number
+  ): void {
+    const entries = reply && 'entries' in reply ? reply.entries : [];
     this._page = reply ? page : this._page;
     const offset = this._page * PAGE_SIZE;
     const disagreements = (reply?.disagreements ?? []).map(found =>
@@ -148,17 +224,30 @@ export class HistoryView extends Widget {
         testid: 'jpa-sidebar-history-disagreement'
       })
     );
-    this._list.replaceChildren(...disagreements, ...entries.map(entry => this._renderEntry(entry)));
-    if (reply && !entries.length) {
-      this._list.append(el('li', 'jpa-Sidebar-empty', { text: 'No journal entries.' }));
+    const items = rows
+      ? rows.map(row =>
+          renderRequestRow(
+            row,
+            entry => this._time(entry.time),
+            entry => this._renderEntry(entry)
+          )
+        )
+      : entries.map(entry => this._renderEntry(entry));
+    this._list.replaceChildren(...disagreements, ...items);
+    if (reply && !items.length) {
+      this._list.append(
+        el('li', 'jpa-Sidebar-empty', {
+          text: rows ? 'No requests.' : 'No journal entries.'
+        })
+      );
     }
     this._newer.disabled = !reply || this._page === 0;
     this._older.disabled = !reply || !reply.has_more;
-    this._range.textContent = entries.length ? `${offset + 1}–${offset + entries.length}` : '';
+    this._range.textContent = items.length ? `${offset + 1}–${offset + items.length}` : '';
     const about: string[] = [];
     if (reply) {
       about.push(`Project ${reply.project_root}`, `journal ${reply.journal}`);
-      for (const other of reply.other_journals ?? []) {
+      for (const other of ('other_journals' in reply ? reply.other_journals : null) ?? []) {
         about.push(`also ${other} (kept by a kernel whose state directory was moved)`);
       }
       if (reply.corrupt_lines) {
@@ -168,16 +257,22 @@ export class HistoryView extends Widget {
     this._about.textContent = about.join(' · ');
   }
 
+  /** A `<time>` of a journal time, in local time. */
+  private _time(raw: string | undefined): HTMLElement {
+    const time = el('time', 'jpa-Sidebar-time', {
+      text: raw ? formatTime(new Date(raw), raw) : ''
+    });
+    time.dateTime = raw ?? '';
+    return time;
+  }
+
   private _renderEntry(entry: IJournalEntry): HTMLLIElement {
     const item = el('li', 'jpa-Sidebar-entry', { testid: 'jpa-sidebar-history-entry' });
     item.dataset.event = entry.event;
     if (entry.request_id) {
       item.dataset.requestId = entry.request_id;
     }
-    const time = el('time', 'jpa-Sidebar-time', {
-      text: formatTime(new Date(entry.time), entry.time)
-    });
-    time.dateTime = entry.time;
+    const time = this._time(entry.time);
     const header = el('div', 'jpa-Sidebar-entryHeader');
     header.append(
       el('span', `jpa-Sidebar-event jpa-mod-${entry.event}`, {
@@ -233,6 +328,9 @@ export class HistoryView extends Widget {
   private _paths: () => string[];
   private _pathChosen = false;
   private _page = 0;
+  private _mode: 'requests' | 'events' = 'requests';
+  private _modeButtons = new Map<'requests' | 'events', HTMLButtonElement>();
+  private _agent = el('input', 'jpa-Sidebar-input', { testid: 'jpa-sidebar-history-agent' });
   /** The `before` of each page read so far (null: the newest page), and of the next one. */
   private _cursors: (string | null)[] = [null];
   private _request = 0;

@@ -15,6 +15,8 @@ import {
   IDecisionReply,
   IJournalQuery,
   IJournalReply,
+  IJournalRequestsQuery,
+  IJournalRequestsReply,
   IPendingReply,
   IPendingRequest
 } from './tokens';
@@ -179,6 +181,25 @@ export async function fetchJournal(
     }
   }
   const answer = await requestAPI<IJournalReply>(`journal?${params}`, { method: 'GET' }, settings);
+  return answer.body;
+}
+
+/** `GET journal/requests`: the journal as one row per request (docs/protocol.md 6.3.1). */
+export async function fetchJournalRequests(
+  query: IJournalRequestsQuery,
+  settings?: ServerConnection.ISettings
+): Promise<IJournalRequestsReply> {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) {
+    if (value !== undefined && value !== '') {
+      params.set(name, String(value));
+    }
+  }
+  const answer = await requestAPI<IJournalRequestsReply>(
+    `journal/requests?${params}`,
+    { method: 'GET' },
+    settings
+  );
   return answer.body;
 }
 

@@ -205,6 +205,69 @@ export interface IDisagreement {
   detail: string;
 }
 
+/** Query parameters of `GET journal/requests` (section 6.3.1). */
+export interface IJournalRequestsQuery {
+  limit?: number;
+  before?: string;
+  outcome?: string;
+  notebook?: string;
+  agent?: string;
+  q?: string;
+  path?: string;
+}
+
+/** One request as `GET journal/requests` rows it: its lines gathered, newest first. */
+export interface IJournalRequestRow {
+  request_id: string | null;
+  outcome: string;
+  started?: string;
+  ended?: string;
+  complete: boolean;
+  events: IJournalEntry[];
+  action?: string;
+  summary?: string;
+  notebook_path?: string;
+  agent?: string;
+  kernel_id?: string;
+  held_at?: string;
+  decision?: string;
+  decided_by?: string;
+  channel?: string;
+  latency_ms?: number;
+  reason?: string;
+}
+
+/** The answer of `GET journal/requests`. */
+export interface IJournalRequestsReply {
+  requests: IJournalRequestRow[];
+  disagreements?: IDisagreement[];
+  has_more: boolean;
+  next_before: string | null;
+  limit: number;
+  journal: string;
+  project_root: string;
+  corrupt_lines: number;
+}
+
+/** What a request row's `outcome` can be (section 6.3.1), for the history filter. */
+export const REQUEST_OUTCOMES: readonly string[] = [
+  'pending',
+  'approved',
+  'staged',
+  'auto_answered',
+  'dismissed',
+  'executed',
+  'expired',
+  'failed',
+  'lost',
+  'refused',
+  'rejected',
+  'timed_out',
+  'withdrawn',
+  'agent_paused',
+  'agent_resumed'
+];
+
 /** The journal `event`s of section 5, for the history filter. */
 export const JOURNAL_EVENTS: readonly string[] = [
   'requested',

@@ -484,6 +484,7 @@ def test_the_history_pages_older_and_newer_by_cursor(
     NotebookPage.open(page, lab_server, notebook)
     Sidebar(page).open()
     page.locator('[data-testid="jpa-sidebar-history-tab"]').click()
+    page.locator('[data-testid="jpa-sidebar-history-mode-events"]').click()
     entries = page.locator('[data-testid="jpa-sidebar-history-entry"]')
     newer = page.locator('[data-testid="jpa-sidebar-history-newer"]')
     older = page.locator('[data-testid="jpa-sidebar-history-older"]')
@@ -500,3 +501,63 @@ def test_the_history_pages_older_and_newer_by_cursor(
     expect(entries.first).to_have_attribute("data-request-id", f"{69:016x}")
     expect(entries.last).to_have_attribute("data-request-id", f"{20:016x}")
     expect(page.locator(".jpa-Sidebar-range")).to_have_text("51\u2013100")  # (an en dash)
+
+
+def test_the_history_shows_one_row_per_request_with_its_lines_folded(
+    lab_server: LabServer, notebook: Path, page: Page
+):
+    # Given the notebook's project journal: three requests whose lines interleave, one run
+    # after a person approved it in the sidebar, one rejected in the card, one still pending
+    from jupyter_approvals.core.project import journal_path, project_root_for
+
+    journal = journal_path(project_root_for(notebook), lab_server.state_dir)
+    journal.parent.mkdir(parents=True, exist_ok=True)
+    here = str(notebook.resolve())
+    lines = [
+        ("a" * 16, "requested", 1, {"summary": "Overwrite sales.csv", "action": "file.write"}),
+        ("b" * 16, "requested", 2, {"summary": "Delete old.csv", "action": "file.delete"}),
+        ("a" * 16, "approved", 5, {"decided_by": "ana", "channel": "sidebar", "latency_ms": 2200}),
+        ("b" * 16, "rejected", 6, {"decided_by": "ana", "channel": "card", "reason": "keep it"}),
+        ("a" * 16, "executed", 7, {}),
+        ("c" * 16, "requested", 9, {"summary": "Run git push", "action": "git.push"}),
+    ]
+    with journal.open("a") as out:
+        for request_id, event, second, extra in lines:
+            entry = {
+                "event": event,
+                "request_id": request_id,
+                "notebook_path": here,
+                "time": f"2026-12-03T09:00:{second:02d}.000Z",
+                **extra,
+            }
+            out.write(json.dumps(entry) + "\n")
+    NotebookPage.open(page, lab_server, notebook)
+    Sidebar(page).open()
+    # When the person opens the History
+    page.locator('[data-testid="jpa-sidebar-history-tab"]').click()
+    rows = page.locator('[data-testid="jpa-sidebar-history-request"]')
+    # Then there is one row per request, newest first, each saying how it ended and who decided
+    expect(rows).to_have_count(3)
+    expect(rows.nth(0)).to_have_attribute("data-outcome", "pending")
+    expect(rows.nth(1)).to_have_attribute("data-outcome", "executed")
+    expect(rows.nth(1)).to_contain_text("Ran")
+    expect(rows.nth(1)).to_contain_text("Overwrite sales.csv")
+    expect(rows.nth(1)).to_contain_text("approved by ana in the sidebar after 2.2 s")
+    expect(rows.nth(2)).to_contain_text("rejected by ana in the card")
+    expect(rows.nth(2)).to_contain_text("reason: keep it")
+    # And a row's journal lines unfold under it
+    events = rows.nth(1).locator('[data-testid="jpa-sidebar-history-request-events"]')
+    expect(events).to_be_hidden()
+    rows.nth(1).locator('[data-testid="jpa-sidebar-history-request-toggle"]').click()
+    expect(events.locator('[data-testid="jpa-sidebar-history-entry"]')).to_have_count(3)
+    save_screenshot(Sidebar(page).panel, "sidebar-history-requests")
+    # And the outcome filter and the search keep the rows they name
+    page.locator('[data-testid="jpa-sidebar-history-outcome"]').select_option("rejected")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("Delete old.csv")
+    page.locator('[data-testid="jpa-sidebar-history-outcome"]').select_option("")
+    search = page.locator('[data-testid="jpa-sidebar-history-action"]')
+    search.fill("git push")
+    search.press("Enter")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_have_attribute("data-request-id", "c" * 16)

@@ -34,6 +34,16 @@ def test_the_sidebar_knows_every_journal_event_and_no_other():
     assert EVENTS == protocol.JOURNAL_EVENTS
 
 
+def test_the_sidebar_knows_every_request_outcome_and_no_other():
+    from jupyter_approvals.core.journal.requests import REQUEST_OUTCOMES
+
+    found = re.search(
+        r"REQUEST_OUTCOMES: readonly string\[\] = \[([^\]]*)\]", TOKENS_TS.read_text()
+    )
+    assert found is not None
+    assert quoted(found.group(1)) == list(REQUEST_OUTCOMES)
+
+
 def test_the_sidebar_reads_the_cell_metadata_key_the_server_writes():
     found = re.search(r"const METADATA_KEY = '([a-z_]+)'", AGENT_CELLS_TS.read_text())
     assert found is not None

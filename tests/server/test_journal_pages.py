@@ -170,9 +170,7 @@ def request_lines(path: Path, notebook: str, count: int, start: int = 0) -> None
                 )
 
 
-async def test_the_journal_as_requests_pages_one_row_per_request(
-    jp_fetch, jp_root_dir, state_dir
-):
+async def test_the_journal_as_requests_pages_one_row_per_request(jp_fetch, jp_root_dir, state_dir):
     # Given 30 requests of one notebook and 30 of another, four lines each
     root = Path(jp_root_dir).resolve()
     (root / "clean.ipynb").write_text("{}")

@@ -180,9 +180,12 @@ class JournalRequestsHandler(_JournalReading):
             raise errors.ApprovalMalformedMessage(
                 f"{exc}; before must be the next_before of a page of requests."
             ) from None
+        recent = _RECENT.entries(location.path)
+        disagreements = find_disagreements(recent, time.time(), self.parts.approval_ttl_s)
         return json.dumps(
             {
                 "requests": page.rows,
+                "disagreements": [d.as_dict() for d in disagreements],
                 "has_more": page.has_more,
                 "next_before": None if page.next_before is None else str(page.next_before),
                 "limit": limit,
