@@ -14,7 +14,7 @@ unexport PYTHONDONTWRITEBYTECODE
 VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
-SANITIZE := notebooks/nbval-sanitize.cfg
+SANITIZE := tests/notebooks/nbval-sanitize.cfg
 
 CHROMIUM ?= /usr/bin/chromium
 
@@ -172,8 +172,16 @@ $(VENV)/.installed: $(VENV)/.python $(LABEXT_SOURCES)
 	touch $@
 
 # As root (containers, CI machines) JupyterLab refuses to start without --allow-root.
+# The demo serves notebooks/ (the examples only) and opens the quickstart; the URL it prints
+# (with its token) opens that notebook. A port in use is an error, not a silent other port.
+DEMO_PORT ?= 8888
 demo: setup
-	$(BIN)/jupyter lab notebooks/quickstart.ipynb $(if $(filter 0,$(shell id -u)),--allow-root)
+	@echo "jupyter-approvals demo: JupyterLab on port $(DEMO_PORT), serving notebooks/, opening"
+	@echo "quickstart.ipynb. Open the http://localhost:$(DEMO_PORT)/lab/tree/quickstart.ipynb?token=..."
+	@echo "URL printed below. Stop it with Ctrl-C twice. Port taken? make demo DEMO_PORT=8890"
+	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks --port=$(DEMO_PORT) \
+		--ServerApp.port_retries=0 --LabApp.default_url=/lab/tree/quickstart.ipynb \
+		$(if $(filter 0,$(shell id -u)),--allow-root)
 
 lint: setup
 	$(BIN)/ruff check .

@@ -247,7 +247,10 @@ export class PendingItem {
     setText(this._agent, agent ? `requested by agent ${agent} ` : '');
     this._agent.hidden = !agent;
     const who = this._item.display_name || username;
-    setText(this._user, who ? ` run by ${who} (claimed)` : '');
+    setText(this._user, who ? ` run by ${who} (name not verified)` : '');
+    this._user.title = who
+      ? 'The name the client that ran the cell sent with it; nothing checks it.'
+      : '';
   }
 
   private _item: IPendingRequest;

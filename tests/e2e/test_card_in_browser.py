@@ -253,7 +253,7 @@ def test_a_repeated_call_points_to_the_one_live_card_and_the_saved_text_reads_as
     expect(card.locator(".jpa-origin")).to_have_text(
         re.compile(
             r"^runs __main__\.save_csv, requested from notebook quickstart\.ipynb, "
-            rf"cell \[{number}\], run by \S.* \(claimed\)$"
+            rf"cell \[{number}\], run by \S.* \(name not verified\)$"
         )
     )
 

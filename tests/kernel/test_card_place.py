@@ -71,7 +71,7 @@ def test_the_card_names_the_notebook_the_cell_by_its_number_and_who_ran_it(noteb
     # Then the card names the notebook relative to the project, the cell by that number and
     # the user the client claimed, and no cell id
     assert card.state["origin"] == (
-        "requested from notebook sales/clean.ipynb, cell [2], run by ana (claimed)"
+        "requested from notebook sales/clean.ipynb, cell [2], run by ana (name not verified)"
     )
     # And the listing carries the number beside the cell id (the sidebar scrolls by the id)
     [request] = notebook_fe.list_pending()["requests"]
@@ -91,7 +91,7 @@ def test_a_run_without_a_number_is_a_new_cell(notebook_fe):
     assert result.ename == "ApprovalPending", result.evalue
     card = notebook_fe.cards()[-1]
     assert card.state["origin"] == (
-        "requested from notebook sales/clean.ipynb, a new cell, run by ana (claimed)"
+        "requested from notebook sales/clean.ipynb, a new cell, run by ana (name not verified)"
     )
     [request] = notebook_fe.list_pending()["requests"]
     assert request["execution_count"] is None
@@ -126,7 +126,7 @@ def test_a_cell_that_runs_again_shows_the_card_again(frontend):
     again = frontend.execute(CALL, cell_id="cell-a")
     # Then its new output shows the same card, now naming the cell's new number
     assert card_model(again) == model
-    assert frontend.card(model).state["origin"] == "requested from cell [3], run by ana (claimed)"
+    assert frontend.card(model).state["origin"] == "requested from cell [3], run by ana (name not verified)"
     # When the cell is edited into other code and run, and another cell makes the call
     frontend.execute("x = 1", cell_id="cell-a")
     elsewhere = frontend.execute(CALL, cell_id="cell-b")

@@ -36,7 +36,7 @@ def test_the_card_names_the_stamped_persons_display_name(frontend):
     assert result.ename == "ApprovalPending"
     # Then its card names the person as JupyterLab shows them, still marked as claimed
     origin = frontend.cards()[-1].state["origin"]
-    assert origin.endswith(", run by Ana Lima (claimed)"), origin
+    assert origin.endswith(", run by Ana Lima (name not verified)"), origin
 
 
 def test_a_claimed_name_is_shown_on_one_line_with_its_hiding_characters_marked(frontend):

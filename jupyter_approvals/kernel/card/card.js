@@ -40,6 +40,8 @@ function render({ model, el: root }) {
 
   const summary = el('div', 'jpa-summary');
   const origin = el('div', 'jpa-origin');
+  origin.title =
+    'Who ran the cell is the name its client sent with it; nothing checks it (name not verified).';
 
   const fpRow = el('div', 'jpa-fingerprint');
   const fpLabel = el('span', '', 'fingerprint ');
@@ -161,7 +163,7 @@ function render({ model, el: root }) {
     title.textContent = model.get('action');
     summary.textContent = model.get('summary');
     const fn = model.get('function');
-    // "requested from notebook sales/clean.ipynb, cell [5], run by ana (claimed)"
+    // "requested from notebook sales/clean.ipynb, cell [5], run by ana (name not verified)"
     origin.textContent = `${fn ? `runs ${fn}, ` : ''}${model.get('origin')}`;
     fpValue.textContent = fullShown ? fp : short(fp);
     fpToggle.textContent = fullShown ? 'show short' : 'show full';

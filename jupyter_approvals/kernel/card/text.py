@@ -78,7 +78,7 @@ def origin_text(info: RequestInfo, project_root: Path, place: Origin | None = No
     text = f"requested from {named or 'this kernel'}"
     who = origin.display_name or origin.username
     if who:
-        text += f", run by {who} (claimed)"
+        text += f", run by {who} (name not verified)"
     return text
 
 

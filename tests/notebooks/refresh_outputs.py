@@ -1,20 +1,21 @@
 """Run example notebooks top to bottom and store their outputs, answering cards as tagged.
 
-    python notebooks/refresh_outputs.py notebooks/files.ipynb [...]
+    python tests/notebooks/refresh_outputs.py notebooks/files.ipynb [...]
 
 nbval compares a notebook's stored outputs with a fresh run, so the stored outputs must come
 from a run in which the ``reviewer:approve`` / ``reviewer:reject`` cells were answered, exactly
-as ``notebooks/conftest.py`` answers them under nbval. Widget state is not stored.
+as ``tests/notebooks/nbval_reviewer.py`` answers them under nbval. Widget state is not stored.
 
 A card's outputs are rewritten by the kernel when its request ends (``update_display_data``),
 also when a decision arrives outside any cell's run (the reviewer's own message), which the
 notebook client does not follow; the reviewer's connection sees them all, and they are applied
-to the stored outputs. Stored outputs name no machine paths: the checkout is written ``...``
-and the home directory ``~``.
+to the stored outputs. Stored outputs name no machine paths: the checkout is written ``...``,
+the home directory ``~`` and a journal's file name ``<project>.jsonl``.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,12 +23,14 @@ from typing import Any
 
 import nbformat
 from nbclient import NotebookClient
-from reviewer import answer_last_card, review_decision
 
 from jupyter_approvals.testing import KernelFrontend, connect
 
 WIDGET = "application/vnd.jupyter.widget-view+json"
-CHECKOUT = Path(__file__).resolve().parent.parent
+CHECKOUT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(CHECKOUT))  # run as a script: the checkout's packages come first
+
+from tests.notebooks.reviewer import answer_last_card, review_decision  # noqa: E402
 
 
 def keep_display_updates(reviewer: KernelFrontend) -> list[dict[str, Any]]:
@@ -75,6 +78,8 @@ def without_machine_paths(text: str) -> str:
     for folder in {str(CHECKOUT), str(Path(sys.prefix).parent)}:
         if folder != "/":
             text = text.replace(folder + "/", ".../")
+    # A journal's name is a hash of this checkout's folder: someone else's would mislead.
+    text = re.sub(r"decisions/[0-9a-f]{16}\.jsonl", "decisions/<project>.jsonl", text)
     home = str(Path.home())
     return text.replace(home + "/", "~/") if home != "/" else text
 

@@ -6,7 +6,9 @@ the notebook's text asks for: ``reviewer:approve`` or ``reviewer:reject``. After
 ran, the reviewer does what a person would: it waits longer than the 1 s reading floor and
 presses that button on the last card the notebook displayed, through a frontend connection of
 its own (the same comm message the card's button sends). It never answers a card the notebook
-did not ask it to. ``notebooks/refresh_outputs.py`` uses the same reviewer to store outputs.
+did not ask it to. ``tests/notebooks/refresh_outputs.py`` uses the same reviewer to store
+outputs. A pytest plugin (``-p tests.notebooks.nbval_reviewer``, set in pyproject.toml) rather
+than a conftest.py beside the notebooks: the folder the demo opens holds the notebooks only.
 """
 
 from __future__ import annotations
@@ -14,9 +16,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from reviewer import answer_last_card, review_decision
 
 from jupyter_approvals.testing import connect
+from tests.notebooks.reviewer import answer_last_card, review_decision
 
 
 @pytest.hookimpl(hookwrapper=True)

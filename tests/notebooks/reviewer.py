@@ -4,8 +4,8 @@ Cells whose next step needs a person's answer carry a tag saying which answer th
 text asks for (``reviewer:approve`` or ``reviewer:reject``). After such a cell ran, the
 reviewer waits longer than the 1 s reading floor and presses that button on the last card the
 notebook displayed, through a frontend connection of its own
-(:class:`jupyter_approvals.testing.KernelFrontend`). Used by ``conftest.py`` (nbval) and
-``refresh_outputs.py``; it lives with the notebooks, not in the package.
+(:class:`jupyter_approvals.testing.KernelFrontend`). Used by ``nbval_reviewer.py`` (nbval)
+and ``refresh_outputs.py``; it lives with the tests, not in the package.
 """
 
 from __future__ import annotations
