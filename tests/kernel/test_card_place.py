@@ -126,7 +126,10 @@ def test_a_cell_that_runs_again_shows_the_card_again(frontend):
     again = frontend.execute(CALL, cell_id="cell-a")
     # Then its new output shows the same card, now naming the cell's new number
     assert card_model(again) == model
-    assert frontend.card(model).state["origin"] == "requested from cell [3], run by ana (name not verified)"
+    assert (
+        frontend.card(model).state["origin"]
+        == "requested from cell [3], run by ana (name not verified)"
+    )
     # When the cell is edited into other code and run, and another cell makes the call
     frontend.execute("x = 1", cell_id="cell-a")
     elsewhere = frontend.execute(CALL, cell_id="cell-b")
