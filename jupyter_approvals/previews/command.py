@@ -92,18 +92,16 @@ def shell_preview(
         shown_line = redact_command_line(command)
         hidden = shown_line != command
         raw_lines, total = _raw_lines(shown_line, _most_items(structured.budget // 2))
-        structured.count("command lines", total)
     else:
         shown_argv = redact_argv(command)
         hidden = shown_argv != command
-        structured.count("arguments", len(command))
     stdin = _input_state(input)
     if stdin is not None and stdin.count:
         structured.count("standard input lines", stdin.count)
     if env:
         structured.count("environment changes", len(env), "changed")
     if named:
-        structured.count("named files", len(named))
+        structured.count("files named", len(named))
     # The exact command first; a huge one may use half of the budget, so the facts after it
     # are never the ones left out (and the text gives each long block its share of room).
     if isinstance(command, str):

@@ -73,7 +73,7 @@ def _undiffed(
 ) -> None:
     """The structured form of a write shown without a diff: sizes, and the new digest."""
     if old_size is not None:
-        structured.count("bytes before", old_size)
+        structured.count("bytes now", old_size)
     structured.count("bytes after", len(new), "changed" if old_size is not None else "added")
     if digest:
         items = [*items, ("sha256", f"-> {hashlib.sha256(new).hexdigest()}")]

@@ -135,13 +135,13 @@ def tree_counts(entries: list[Entry]) -> tuple[int, int, int]:
 def add_tree_counts(
     structured: StructuredPreview, entries: list[Entry], tone: str = "neutral", verb: str = ""
 ) -> None:
-    """The headline counts of a tree: files, folders (only for a directory) and bytes, each
-    label followed by ``verb`` (``files deleted``)."""
+    """The headline counts of a tree: files, folders (only for a directory, the directory
+    itself counted) and bytes, each label followed by ``verb`` (``files to delete``)."""
     files, folders, size = tree_counts(entries)
     after = f" {verb}" if verb else ""
     structured.count(f"files{after}", files, tone)
     if entries and entries[0].kind == "dir":
-        structured.count(f"folders{after}", folders, tone)
+        structured.count(f"folders{after}", folders + 1, tone)
     structured.count(f"bytes{after}", size, tone)
 
 

@@ -123,9 +123,9 @@ def large_csv_change(
     with old_file.open("rb") as old, new_file.open("rb") as new:
         found = compare_lines(old, new)
     structured = StructuredPreview()
-    structured.count("rows added", found.added, "added")
-    structured.count("rows removed", found.removed, "removed")
-    structured.count("rows changed", found.changed, "changed")
+    structured.count("rows to add", found.added, "added")
+    structured.count("rows to remove", found.removed, "removed")
+    structured.count("rows to change", found.changed, "changed")
     structured.count("rows unchanged", found.unchanged)
     structured.facts(
         [("path:file", path), ("change", "Replace (compared line by line: a large CSV)")]

@@ -129,8 +129,8 @@ def add_diff(
     while its budget lasts (the rest counted); the text preview is rendered from it."""
     diff = diff_lines(split_lines(old), split_lines(new), deadline)
     bound = "" if diff.exact else " (at most)"
-    structured.count(f"lines added{bound}", diff.added, "added")
-    structured.count(f"lines removed{bound}", diff.removed, "removed")
+    structured.count(f"lines to add{bound}", diff.added, "added")
+    structured.count(f"lines to remove{bound}", diff.removed, "removed")
     if not diff.exact:
         structured.note(
             f"The diff was cut off after {deadline.seconds if deadline else 0:g} s: some "

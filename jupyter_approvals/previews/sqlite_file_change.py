@@ -100,8 +100,8 @@ def _compare(
     structured = StructuredPreview()
     added = sorted(set(new_tables) - set(old_tables))
     removed = sorted(set(old_tables) - set(new_tables))
-    structured.count("tables added", len(added), "added")
-    structured.count("tables removed", len(removed), "removed")
+    structured.count("tables to add", len(added), "added")
+    structured.count("tables to remove", len(removed), "removed")
     structured.facts([("path:file", path), ("change", "Replace (compared as a SQLite database)")])
     summary = structured.table(
         [

@@ -121,9 +121,11 @@ class StructuredPreview:
         self._notes.append(text)
 
     def count(self, label: str, count: int, tone: str = "neutral") -> None:
-        """A headline count ("3 rows added"), shown before every block. ``label`` is plural;
-        for a count of 1 its first plural word is made singular ("1 row added")."""
+        """A headline count ("3 rows to add"), shown before every block. ``label`` is plural;
+        for a count of 1 its first plural word is made singular ("1 row to add"). A zero is
+        shown in the neutral tone: nothing is added or removed."""
         count = operator.index(count)  # a numpy integer becomes an int the shape allows
+        tone = tone if count else "neutral"
         self._used += _ENTRY_COST + len(label)  # always kept, so always charged
         self._headline.append(
             {"label": label if count != 1 else singular(label), "count": count, "tone": tone}

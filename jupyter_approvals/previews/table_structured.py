@@ -109,22 +109,22 @@ class StructuredComparison:
         if shown is None:
             return
         if rows is not None:
-            shown.count("rows added", rows.added, "added")
-            shown.count("rows removed", rows.removed, "removed")
-            shown.count("rows changed", rows.changed, "changed")
+            shown.count("rows to add", rows.added, "added")
+            shown.count("rows to remove", rows.removed, "removed")
+            shown.count("rows to change", rows.changed, "changed")
             shown.count("rows unchanged", rows.unchanged)
         if before is not None:
-            shown.count("rows before", before)
+            shown.count("rows now", before)
         shown.count("rows after", after)
         if columns is None:
             return
         if columns.empty:  # said, so that a reader knows the columns were compared
-            shown.count("columns changed", 0)
+            shown.count("columns to change", 0)
             return
         for label, count, tone in (
-            ("columns added", len(columns.added), "added"),
-            ("columns removed", len(columns.removed), "removed"),
-            ("columns retyped", len(columns.retyped), "changed"),
+            ("columns to add", len(columns.added), "added"),
+            ("columns to remove", len(columns.removed), "removed"),
+            ("columns to retype", len(columns.retyped), "changed"),
         ):
             if count:
                 shown.count(label, count, tone)

@@ -23,7 +23,7 @@ const OPEN_PREVIEW_EVENT = 'jupyter-approvals:open-preview';
 
 const STRUCTURED: IStructuredPreview = {
   version: 1,
-  headline: [{ label: 'rows added', count: 2, tone: 'added' }],
+  headline: [{ label: 'rows to add', count: 2, tone: 'added' }],
   blocks: [{ type: 'argv', title: null, items: ['rm', '-rf', 'build'] }],
   left_out: [],
   notes: []
@@ -210,7 +210,7 @@ describe('a structured preview in the card', () => {
     // Then the structured form is shown, drawn by the shared renderer
     const body = part('.jpa-preview-body');
     expect(shown(body)).toBe(true);
-    expect(body.querySelector('[data-testid="jpa-sp-headline"]')?.textContent).toBe('2 rows added');
+    expect(body.querySelector('[data-testid="jpa-sp-headline"]')?.textContent).toBe('2 rows to add');
     expect(Array.from(body.querySelectorAll('.jpa-sp-argv li'), li => li.textContent)).toEqual([
       'rm',
       '-rf',

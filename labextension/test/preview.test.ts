@@ -33,9 +33,9 @@ describe('the headline', () => {
     // Given counts of every tone, one of them large
     const preview = doc({
       headline: [
-        { label: 'rows added', count: 1234567, tone: 'added' },
-        { label: 'row removed', count: 1, tone: 'removed' },
-        { label: 'rows changed', count: 0, tone: 'changed' },
+        { label: 'rows to add', count: 1234567, tone: 'added' },
+        { label: 'row to remove', count: 1, tone: 'removed' },
+        { label: 'rows to change', count: 0, tone: 'changed' },
         { label: 'columns', count: 3, tone: 'neutral' }
       ],
       blocks: [{ type: 'argv', title: null, items: ['ls'] }]
@@ -48,9 +48,9 @@ describe('the headline', () => {
     const headline = root.firstElementChild as HTMLElement;
     expect(headline.dataset.testid).toBe('jpa-sp-headline');
     expect(texts(headline, '.jpa-sp-count')).toEqual([
-      '1,234,567 rows added',
-      '1 row removed',
-      '0 rows changed',
+      '1,234,567 rows to add',
+      '1 row to remove',
+      '0 rows to change',
       '3 columns'
     ]);
     expect(texts(headline, '.jpa-sp-count > b')).toEqual(['1,234,567', '1', '0', '3']);

@@ -15,8 +15,8 @@ function tableDoc(value: string): IStructuredPreview {
   return {
     version: 1,
     headline: [
-      { label: 'rows added', count: 2, tone: 'added' },
-      { label: 'rows changed', count: 1234, tone: 'changed' }
+      { label: 'rows to add', count: 2, tone: 'added' },
+      { label: 'rows to change', count: 1234, tone: 'changed' }
     ],
     blocks: [
       {
@@ -64,7 +64,7 @@ describe('renderStructured', () => {
 
     // Then the counts come before everything else
     expect(node.firstElementChild?.getAttribute('data-testid')).toBe('jpa-sp-headline');
-    expect(node.firstElementChild?.textContent).toBe('2 rows added1,234 rows changed');
+    expect(node.firstElementChild?.textContent).toBe('2 rows to add1,234 rows to change');
     // And a changed cell shows its old and new value, the key its type
     expect(node.querySelector('del')?.textContent).toBe('3');
     expect(node.querySelector('ins')?.textContent).toBe('4');

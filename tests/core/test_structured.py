@@ -20,7 +20,7 @@ def _doc(*blocks: dict) -> dict:
 def test_a_built_preview_passes_the_check_unchanged():
     # Given a preview with every kind of block
     built = StructuredPreview()
-    built.count("rows added", 2, "added")
+    built.count("rows to add", 2, "added")
     built.facts([("path:file", "out/a.csv"), ("size", "3 bytes")], title="Target")
     built.argv(["git", "push", "origin", "main"])
     built.request("POST", "https://example.org/api")
@@ -142,7 +142,7 @@ def test_a_store_refuses_a_malformed_structured_preview_with_a_code():
 def test_a_stored_request_carries_its_checked_structured_preview_on_the_wire():
     # Given a request opened with a structured preview
     built = StructuredPreview()
-    built.count("files deleted", 1, "removed")
+    built.count("files to delete", 1, "removed")
     info, _ = ApprovalStore().open_request(
         action="demo.run",
         fingerprint="sha256:" + "0" * 64,
@@ -152,17 +152,17 @@ def test_a_stored_request_carries_its_checked_structured_preview_on_the_wire():
     )
     # Then the listing's form carries it
     assert info.to_wire()["structured"]["headline"] == [
-        {"label": "file deleted", "count": 1, "tone": "removed"}
+        {"label": "file to delete", "count": 1, "tone": "removed"}
     ]
 
 
 @pytest.mark.parametrize(
     ("label", "singular"),
     [
-        ("rows added", "row added"),
+        ("rows to add", "row to add"),
         ("schema changes", "schema change"),
         ("standard input lines", "standard input line"),
-        ("bytes deleted", "byte deleted"),
+        ("bytes to delete", "byte to delete"),
     ],
 )
 def test_a_count_of_one_reads_in_the_singular(label, singular):

@@ -96,7 +96,7 @@ from jupyter_approvals.previews.structured import Preview, StructuredPreview
 
 def hostile_preview(name):
     built = StructuredPreview()
-    built.count("rows changed", 1, "changed")
+    built.count("rows to change", 1, "changed")
     table = built.table([("id", "int64", True), ("name", "object", False)], title="Changed rows")
     table.row("changed", ["5", ("old", {HOSTILE_VALUE!r} + name)])
     built.lines(["x" * 10_000, "right-to-left: \\u202eexe.txt"])

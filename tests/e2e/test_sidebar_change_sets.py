@@ -109,7 +109,7 @@ def test_a_person_applies_a_sandboxed_kernels_changes_in_the_sidebar(
     files.nth(1).locator('[data-testid="jpa-changes-show"]').click()
     # Then it is compared as a table, from the bytes: the changed cell's old and new value
     shown = change_set.locator('[data-testid="jpa-changes-preview"]').nth(1)
-    expect(shown).to_contain_text("1 row changed")
+    expect(shown).to_contain_text("1 row to change")
     expect(shown).to_contain_text("10 → 12")
     # When the person applies it, once the buttons let them
     apply = change_set.locator('[data-testid="jpa-changes-apply"]')

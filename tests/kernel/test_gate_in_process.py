@@ -371,7 +371,7 @@ def test_a_preview_function_may_return_a_structured_preview_beside_its_text(sess
     # Given a protected function whose preview has a structured form
     def preview(n):
         built = StructuredPreview()
-        built.count("rows added", n, "added")
+        built.count("rows to add", n, "added")
         return Preview(f"add {n} rows", built.document())
 
     @ja.protected("demo.add", preview=preview)
@@ -384,4 +384,4 @@ def test_a_preview_function_may_return_a_structured_preview_beside_its_text(sess
     # Then the request carries both forms
     [info] = session.store.pending()
     assert info.preview == "add 3 rows"
-    assert info.structured["headline"] == [{"label": "rows added", "count": 3, "tone": "added"}]
+    assert info.structured["headline"] == [{"label": "rows to add", "count": 3, "tone": "added"}]

@@ -31,7 +31,7 @@ def test_a_card_that_showed_another_structured_preview_decides_nothing(frontend,
     card = pending_call(frontend, 'ops.write_file("notes.txt", "line 1\\nline two\\n")')
     state = frontend.card(card.model_id).state
     structured = state["structured"]
-    assert structured["headline"][0]["label"] == "line added"
+    assert structured["headline"][0]["label"] == "line to add"
     let_a_person_read(frontend)
     # When the card reports it showed the same text but other counts
     altered = copy.deepcopy(structured)

@@ -207,7 +207,7 @@ def test_the_preview_states_the_counts_and_stays_in_budget():
     diff = add_diff(structured, old, new, "a", "b", Deadline())
     text = render_text(structured.document())
     # Then the counts cover everything, the text is bounded and the cut is announced
-    assert "20,000 lines added, 20,000 lines removed" in text
+    assert "20,000 lines to add, 20,000 lines to remove" in text
     assert len(text) <= PREVIEW_BUDGET
     assert re.search(r"… [\d,]+ more diff lines not shown", text)
     shown = text.count("\n-line")

@@ -39,8 +39,8 @@ def test_the_counts_come_first_and_each_line_has_both_sides_numbers():
     text, document = both(OLD, NEW)
     # Then the headline counts the added and removed lines
     assert document["headline"] == [
-        {"label": "lines added", "count": 3, "tone": "added"},
-        {"label": "lines removed", "count": 2, "tone": "removed"},
+        {"label": "lines to add", "count": 3, "tone": "added"},
+        {"label": "lines to remove", "count": 2, "tone": "removed"},
     ]
     # And the hunk names both paths and starts at line 1 on both sides
     [diff] = document["blocks"]
@@ -61,7 +61,7 @@ def test_the_counts_come_first_and_each_line_has_both_sides_numbers():
     ]
     # And it passes the store's check unchanged, and its text is the unified diff
     assert checked_structured(document, 64_000) == json.loads(json.dumps(document))
-    assert text.startswith("3 lines added, 2 lines removed\n--- a (current)\n+++ a (new)\n")
+    assert text.startswith("3 lines to add, 2 lines to remove\n--- a (current)\n+++ a (new)\n")
     assert "@@ -1,11 +1,12 @@\n id,name\n 1,ann\n-2,bob\n+2,bea\n" in text
 
 
@@ -114,9 +114,9 @@ def test_a_cut_off_diff_says_so_in_the_document_and_its_text():
     # When diffed
     text, document = both(old, new, Deadline(0))
     # Then the counts are labelled as bounds, and a note says why, in both forms
-    assert document["headline"][0]["label"] == "lines added (at most)"
+    assert document["headline"][0]["label"] == "lines to add (at most)"
     assert any("cut off after 0 s" in note for note in document["notes"])
-    assert "lines added (at most)" in text
+    assert "lines to add (at most)" in text
     assert "cut off after 0 s" in text
 
 
@@ -137,7 +137,7 @@ def test_a_huge_diff_stays_in_budget_and_announces_what_it_left_out():
     [diff] = document["blocks"]
     shown = sum(len(hunk["lines"]) for hunk in diff["hunks"])
     left_out = {item["kind"]: item["count"] for item in document["left_out"]}
-    # (each change is 1 line removed and 1 added, 9 lines from the next: a hunk of its own,
+    # (each change is 1 line to remove and 1 added, 9 lines from the next: a hunk of its own,
     # with up to 3 lines of context on each side)
     total_lines = sum(2 + min(3, n) + min(3, 199_999 - n) for n in range(0, 200_000, 10))
     assert shown + left_out["diff lines"] == total_lines
@@ -147,7 +147,7 @@ def test_a_huge_diff_stays_in_budget_and_announces_what_it_left_out():
     # And its text is bounded, the counts first, the lines it cannot show counted
     text = render_text(document)
     assert len(text) <= PREVIEW_BUDGET
-    assert text.startswith("20,000 lines added, 20,000 lines removed\n--- a\n+++ b\n")
+    assert text.startswith("20,000 lines to add, 20,000 lines to remove\n--- a\n+++ b\n")
     [cut] = re.findall(r"… ([\d,]+) more diff lines not shown", text)
     assert (
         int(cut.replace(",", ""))
@@ -169,13 +169,13 @@ def test_a_listing_goes_to_a_paths_block_and_its_counts_to_the_headline():
     structured = StructuredPreview()
     # When listed
     add_listing(structured, entries, "Inside")
-    add_tree_counts(structured, entries, "removed", verb="deleted")
+    add_tree_counts(structured, entries, "removed", verb="to delete")
     document = structured.document()
-    # Then the counts say files, folders and bytes
+    # Then the counts say files, folders (the folder itself among them) and bytes
     assert document["headline"] == [
-        {"label": "files deleted", "count": 2, "tone": "removed"},
-        {"label": "folder deleted", "count": 1, "tone": "removed"},
-        {"label": "bytes deleted", "count": 42, "tone": "removed"},
+        {"label": "files to delete", "count": 2, "tone": "removed"},
+        {"label": "folders to delete", "count": 2, "tone": "removed"},
+        {"label": "bytes to delete", "count": 42, "tone": "removed"},
     ]
     # And each entry is a path with its detail, a folder with its trailing slash
     [paths] = document["blocks"]
@@ -185,7 +185,7 @@ def test_a_listing_goes_to_a_paths_block_and_its_counts_to_the_headline():
     assert checked_structured(document, 64_000) is not None
     # And the text lists them under the title, after the counts
     assert render_text(document) == (
-        "2 files deleted, 1 folder deleted, 42 bytes deleted\n"
+        "2 files to delete, 2 folders to delete, 42 bytes to delete\n"
         "Inside:\n  a.csv  12 bytes\n  sub/  directory\n  sub/b.csv  30 bytes"
     )
 

@@ -26,7 +26,7 @@ def test_rows_changed_in_place_are_counted_with_their_old_and_new_cells(tmp_path
     text = preview_of(structured).text
     # Then the counts are exact, the first changed row shows its cell's old and new value
     assert (found.added, found.removed, found.changed, found.unchanged) == (2, 0, 10, 990)
-    assert text.startswith("2 rows added, 0 rows removed, 10 rows changed, 990 rows unchanged")
+    assert text.startswith("2 rows to add, 0 rows to remove, 10 rows to change, 990 rows unchanged")
     assert "50 -> 51" in text
     # And both files' digests come out of the same pass
     assert found.old_sha256 == hashlib.sha256(old).hexdigest()

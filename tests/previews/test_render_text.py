@@ -15,8 +15,8 @@ from jupyter_approvals.previews.text import LINE_BUDGET, PREVIEW_BUDGET, Deadlin
 def test_every_kind_of_block_is_written_once_in_document_order():
     # Given a document with a headline, one block of each kind, a count left out and a note
     shown = StructuredPreview()
-    shown.count("rows added", 2, "added")
-    shown.count("rows removed", 1, "removed")
+    shown.count("rows to add", 2, "added")
+    shown.count("rows to remove", 1, "removed")
     shown.facts([("path:file", "/data/out.csv"), ("change", "Replace")])
     shown.argv(["git", "commit", "-m", "two words"], title="runs (argv)")
     shown.request("POST", "https://example.org/api?q=1")
@@ -36,7 +36,7 @@ def test_every_kind_of_block_is_written_once_in_document_order():
     text = render_text(shown.document())
     # Then each fact appears once, in the document's order, under its block's title
     assert text == (
-        "2 rows added, 1 row removed\n"
+        "2 rows to add, 1 row to remove\n"
         "file: /data/out.csv\n"
         "change: Replace\n"
         "runs (argv):\n"
@@ -165,13 +165,13 @@ def test_a_document_near_its_budget_renders_within_the_text_budget():
 def test_preview_of_gives_the_document_and_its_text():
     # Given a structured preview
     shown = StructuredPreview()
-    shown.count("files deleted", 1, "removed")
+    shown.count("files to delete", 1, "removed")
     shown.facts([("path:delete", "/tmp/a")])
     # When made into a preview
     preview = preview_of(shown)
     # Then it carries the document and the text rendered from it
     assert preview.structured == shown.document()
-    assert preview.text == "1 file deleted\ndelete: /tmp/a"
+    assert preview.text == "1 file to delete\ndelete: /tmp/a"
     assert len(render_text(shown.document())) < STRUCTURED_BUDGET
 
 

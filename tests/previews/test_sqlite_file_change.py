@@ -47,7 +47,7 @@ def test_tables_and_rows_changed_are_counted_and_cells_shown(tmp_path):
     assert shown is not None
     text = preview_of(shown).text
     # Then the tables added, the rows removed and changed, and the changed cell are shown
-    assert text.startswith("1 table added, 0 tables removed")
+    assert text.startswith("1 table to add, 0 tables to remove")
     assert "audit" in text
     assert "sales" in text
     assert "20 -> 25" in text

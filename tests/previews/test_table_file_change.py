@@ -34,7 +34,7 @@ def test_a_csv_is_compared_as_the_text_it_holds():
     # When it is compared
     shown = preview_of(table_change("t.csv", old, new, "csv")).text
     # Then the text changed and it says so (nothing is read as a number)
-    assert shown.startswith("0 rows added, 0 rows removed, 1 row changed, 1 row unchanged")
+    assert shown.startswith("0 rows to add, 0 rows to remove, 1 row to change, 1 row unchanged")
     assert "10 -> 10.0" in shown
 
 

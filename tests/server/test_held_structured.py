@@ -99,7 +99,7 @@ def test_an_overwrite_by_an_agent_is_a_diff_with_changed_words(hold, root):
     write = held_file_write("data.csv", new, root, "bot")
     document = checked(write.structured)
     # Then the counts, the file and the changed value are there
-    assert headline(document) == {"line added": 1, "line removed": 1}
+    assert headline(document) == {"line to add": 1, "line to remove": 1}
     assert facts(document)["file"] == "data.csv"
     [diff] = blocks(document, "diff")
     changed = [line for line in diff["hunks"][0]["lines"] if line["op"] == "added"]
@@ -119,7 +119,7 @@ def test_a_binary_write_by_an_agent_gives_sizes_and_the_digest(root):
     (root / "blob.bin").write_bytes(b"\x00" * 10)
     write = held_file_write("blob.bin", b"\x00\x01", root, "bot")
     document = checked(write.structured)
-    assert headline(document) == {"bytes before": 10, "bytes after": 2}
+    assert headline(document) == {"bytes now": 10, "bytes after": 2}
     assert facts(document)["sha256"].startswith("-> ")
     assert document["notes"] == [
         "Binary content (a NUL byte in the first 8 KiB): no line diff shown."
@@ -139,7 +139,7 @@ def test_an_agent_delete_counts_and_lists_what_goes(root):
     assert headline(document)["bytes"] == 5
     [paths] = blocks(document, "paths")
     assert [item["path"] for item in paths["items"]] == ["a.csv", "b.csv"]
-    assert write.preview.startswith("2 files, 0 folders, 5 bytes\nchange: Delete\npath: out\n")
+    assert write.preview.startswith("2 files, 1 folder, 5 bytes\nchange: Delete\npath: out\n")
     assert "what: directory with 2 files and 0 directories inside" in write.preview
 
 
@@ -191,4 +191,4 @@ def test_a_huge_agent_write_keeps_the_budget_and_announces_the_rest(root):
     assert len(compact) <= 48_000
     left_out = {item["kind"]: item["count"] for item in document["left_out"]}
     assert left_out["diff lines"] > 0
-    assert headline(document) == {"lines added": 10_000, "lines removed": 10_000}
+    assert headline(document) == {"lines to add": 10_000, "lines to remove": 10_000}

@@ -247,7 +247,7 @@ async def test_a_changed_table_file_is_shown_as_a_table_diff(
     assert status == 200, shown
     assert shown["summary"].endswith("a table)")
     text = shown["preview"]
-    assert text.startswith("1 row added, 1 row removed, 1 row changed, 1 row unchanged")
+    assert text.startswith("1 row to add, 1 row to remove, 1 row to change, 1 row unchanged")
     assert "20 -> 25" in text
     assert "matched by position" not in text
 
@@ -289,7 +289,7 @@ async def test_a_table_without_an_identifying_column_is_matched_by_position(
     _, _, shown = await preview_of(jp_fetch, kernel.id, "log.csv")
     # Then rows are matched by position, and the changed row is shown
     assert "matched by position" in shown["preview"]
-    assert shown["preview"].startswith("0 rows added, 0 rows removed, 1 row changed")
+    assert shown["preview"].startswith("0 rows to add, 0 rows to remove, 1 row to change")
     assert "2 -> 3" in shown["preview"]
 
 

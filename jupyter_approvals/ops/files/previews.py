@@ -77,7 +77,7 @@ def write_preview(path: str, data: bytes, encoding: str) -> Preview:
         note = "Binary content (a NUL byte in the first 8 KiB): no line diff shown."
     new_sha = hashlib.sha256(data).hexdigest()
     if state.size is not None:
-        structured.count("bytes before", state.size)
+        structured.count("bytes now", state.size)
     structured.count("bytes after", len(data), "changed" if exists else "added")
     full_old = state.sha256 if state.size is not None else "-"
     structured.facts([*facts, ("sha256", f"{full_old} -> {new_sha}")])
@@ -102,7 +102,7 @@ def delete_preview(path: str, recursive: bool) -> Preview:
     entries: list[Entry] | None = peek(("delete", path))  # as in write_preview
     if entries is None:
         entries = scan(path)
-    add_tree_counts(structured, entries, "removed", verb="deleted")
+    add_tree_counts(structured, entries, "removed", verb="to delete")
     structured.facts([("path:delete", path), ("what", describe(entries))])
     add_listing(structured, entries, "Deleted with it")
     return preview_of(structured)
@@ -135,14 +135,14 @@ def move_summary(source: str, destination: str, overwrite: bool) -> str:
 def move_preview(source: str, destination: str, overwrite: bool) -> Preview:
     structured = StructuredPreview()
     entries, existing = _move_scans(source, destination)
-    add_tree_counts(structured, entries, verb="moved")
+    add_tree_counts(structured, entries, verb="to move")
     facts = [
         ("path:source", source),
         ("path:destination", destination),
         ("source", describe(entries)),
     ]
     if existing:
-        structured.count("paths replaced", len(existing), "removed")
+        structured.count("paths to replace", len(existing), "removed")
         facts.append(("replaces", describe(existing)))
     else:
         facts.append(("destination now", "does not exist yet"))

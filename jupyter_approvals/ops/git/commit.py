@@ -135,9 +135,9 @@ def _commit_preview(message: str, repo: str) -> Preview:
         raise invalid(f"Nothing is staged in {repo}; stage changes with git add first.")
     structured = StructuredPreview()
     files = int(shortstat.split()[0])
-    structured.count("files changed", files, "changed")
-    structured.count("lines added", _stat_number(shortstat, "insertion"), "added")
-    structured.count("lines removed", _stat_number(shortstat, "deletion"), "removed")
+    structured.count("files to commit", files, "changed")
+    structured.count("lines to add", _stat_number(shortstat, "insertion"), "added")
+    structured.count("lines to remove", _stat_number(shortstat, "deletion"), "removed")
     structured.argv(git_argv(repo, state.setting.run, *_COMMIT_ARGS, message), title="runs (argv)")
     facts = [
         ("path:repository", repo),

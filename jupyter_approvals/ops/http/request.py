@@ -288,7 +288,8 @@ def _preview(
     shown = {name: redact_header(name, value) for name, value in headers.items()}
     if parts.password is not None:
         shown["Authorization"] = "Basic (the user name and password from the URL, hidden)"
-    structured.count("headers", len(shown))
+    if shown:
+        structured.count("headers", len(shown))
     if body is not None:
         structured.count("body bytes", len(body))
     structured.request(method, shown_url)

@@ -124,8 +124,16 @@ def _structured(
     if found.status == "done" and found.rowcount is not None:
         shown.count(f"rows it would {verb}", found.rowcount, _TONES[verb])
     if found.status == "done" and found.rowcount is None:
-        shown.count("schema changes", len(found.schema_changes), "changed")
-        dropped = {change.removeprefix("drop table ") for change in found.schema_changes}
+        dropped = {
+            change.removeprefix("drop table ")
+            for change in found.schema_changes
+            if change.startswith("drop table ")
+        }
+        if dropped:
+            shown.count("tables to drop", len(dropped), "removed")
+        others = len(found.schema_changes) - len(dropped)
+        if others or not dropped:
+            shown.count("schema changes", others, "changed")
         for name, rows in found.tables:
             tone = "removed" if name in dropped else "changed"
             shown.count(f"rows in table {name}", rows.count, tone)

@@ -175,11 +175,11 @@ def _add_counts(
     shown: StructuredPreview, df: pd.DataFrame, table: _Table | None, if_exists: str
 ) -> None:
     """The headline: rows the write adds, and those it drops or the table holds before."""
-    shown.count("rows added", len(df), "added")
+    shown.count("rows to add", len(df), "added")
     if table is not None and if_exists == "replace":
-        shown.count("rows removed", table.rows.count, "removed")
+        shown.count("rows to remove", table.rows.count, "removed")
     elif table is not None:
-        shown.count("rows before", table.rows.count)
+        shown.count("rows now", table.rows.count)
         shown.count("rows after", table.rows.count + len(df))
     shown.count("columns of the frame", len(df.columns))
 

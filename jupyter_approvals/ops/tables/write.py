@@ -193,7 +193,7 @@ def structured_preview(df: Any, path: str, format: str, key: Any, index: bool) -
     elif exists:
         add_changes(shown, pd, new, target, state, format, key, index, deadline)
     else:
-        shown.count("rows", rows, "added")
+        shown.count("rows to write", rows, "added")
         shown.count("columns", columns)
     add_head(shown, new, key)
     if columns > HEAD_COLUMNS:

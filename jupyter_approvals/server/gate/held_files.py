@@ -113,7 +113,7 @@ def held_file_write(
 def held_new_folder(api_path: str, root: Path, agent: str) -> HeldWrite:
     """Creating the folder ``api_path``."""
     structured = StructuredPreview()
-    structured.count("folders created", 1, "added")
+    structured.count("folders to create", 1, "added")
     structured.facts([("change", "Create folder"), ("path:path", api_path)])
     shown = preview_of(structured)
     request = {"op": "mkdir", "path": api_path}

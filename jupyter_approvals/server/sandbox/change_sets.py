@@ -239,7 +239,7 @@ def file_preview(project: Path, upper: Path, change: FileChange) -> dict[str, An
         if change.kind == "deleted":
             structured = StructuredPreview()
             size = len(old or b"")
-            structured.count("bytes before", size, "removed")
+            structured.count("bytes to delete", size, "removed")
             structured.facts([("path:file", change.path), ("change", "Delete")])
             summary = f"Delete {change.path} ({size_text(size)})"
             preview = preview_of(structured)

@@ -41,7 +41,7 @@ def test_write_shows_a_diff_then_replaces_the_file_keeping_its_mode(session, csv
     assert f"file: {csv}\nchange: Replace\n" in info.preview
     assert "size: 25 bytes -> 25 bytes" in info.preview
     assert "mode: 0o640 (kept)" in info.preview
-    assert info.preview.startswith("1 line added, 1 line removed\n")
+    assert info.preview.startswith("1 line to add, 1 line to remove\n")
     assert "-2,bob\n+2,bea" in info.preview
     # And once approved, calling again writes it, keeping the file's mode
     assert write_file(str(csv), new) == 25
@@ -105,7 +105,7 @@ def test_the_preview_of_a_huge_rewrite_stays_bounded(session, tmp_path):
     info = request_of(session, ask(lambda: write_file(target, new)))
     # Then the preview is within budget, with all counts and the cut announced
     assert len(info.preview) <= PREVIEW_BUDGET
-    assert info.preview.startswith("300,000 lines added, 300,000 lines removed\n")
+    assert info.preview.startswith("300,000 lines to add, 300,000 lines to remove\n")
     assert "more diff lines not shown" in info.preview
 
 

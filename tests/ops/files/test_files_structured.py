@@ -48,7 +48,7 @@ def test_a_write_shows_counts_facts_then_the_diff_with_changed_words(session, cs
     info = request_of(session, ask(lambda: write_file(csv, "id,name\n1,ann\n2,bea\n3,cy\n")))
     document = checked(info.structured)
     # Then the headline counts the lines, and the facts name the file, sizes and mode
-    assert headline(document) == {"line added": (1, "added"), "line removed": (1, "removed")}
+    assert headline(document) == {"line to add": (1, "added"), "line to remove": (1, "removed")}
     assert facts(document) == {
         "file": str(csv),
         "change": "Replace",
@@ -64,7 +64,7 @@ def test_a_write_shows_counts_facts_then_the_diff_with_changed_words(session, cs
     assert added["parts"] == [{"text": "2,", "changed": False}, {"text": "bea", "changed": True}]
     # And the text preview is rendered from it: the counts, the facts, the unified diff
     assert info.preview == (
-        f"1 line added, 1 line removed\nfile: {csv}\nchange: Replace\n"
+        f"1 line to add, 1 line to remove\nfile: {csv}\nchange: Replace\n"
         "size: 25 bytes -> 25 bytes\nmode: 0o640 (kept)\n"
         f"--- {csv} (current)\n+++ {csv} (new)\n"
         "@@ -1,4 +1,4 @@\n id,name\n 1,ann\n-2,bob\n+2,bea\n 3,cy"
@@ -78,7 +78,7 @@ def test_a_binary_write_shows_sizes_and_the_full_digests(session, csv):
     info = request_of(session, ask(lambda: write_file(csv, data)))
     document = checked(info.structured)
     # Then the sizes are counted and both full sha256 digests given, with the text's note
-    assert headline(document) == {"bytes before": (25, "neutral"), "bytes after": (20, "changed")}
+    assert headline(document) == {"bytes now": (25, "neutral"), "bytes after": (20, "changed")}
     old_sha = hashlib.sha256(b"id,name\n1,ann\n2,bob\n3,cy\n").hexdigest()
     assert facts(document)["sha256"] == f"{old_sha} -> {hashlib.sha256(data).hexdigest()}"
     assert document["notes"] == [
@@ -91,7 +91,7 @@ def test_a_new_file_is_all_lines_added(session, tmp_path):
     target = tmp_path / "work" / "new.txt"
     info = request_of(session, ask(lambda: write_file(target, b"a\nb\n")))
     document = checked(info.structured)
-    assert headline(document)["lines added"] == (2, "added")
+    assert headline(document)["lines to add"] == (2, "added")
     assert facts(document)["mode"] == "new file (umask)"
     [diff] = [block for block in document["blocks"] if block["type"] == "diff"]
     assert diff["old_path"] == "/dev/null"
@@ -110,11 +110,12 @@ def test_a_delete_counts_files_folders_and_bytes_and_lists_the_paths(session, tm
     # When its deletion is asked for
     info = request_of(session, ask(lambda: delete_path(folder, recursive=True)))
     document = checked(info.structured)
-    # Then the headline counts what goes, and the paths are listed with their details
+    # Then the headline counts what goes (the folder itself too), and the paths are listed
+    # with their details
     assert headline(document) == {
-        "files deleted": (2, "removed"),
-        "folder deleted": (1, "removed"),
-        "bytes deleted": (5, "removed"),
+        "files to delete": (2, "removed"),
+        "folders to delete": (2, "removed"),
+        "bytes to delete": (5, "removed"),
     }
     assert facts(document)["delete"] == str(folder)
     [paths] = [block for block in document["blocks"] if block["type"] == "paths"]
@@ -142,8 +143,8 @@ def test_a_move_names_both_ends_and_what_it_replaces(session, csv):
     ]
     assert facts(document)["destination"] == str(destination)
     assert facts(document)["replaces"] == "file, 4 bytes"
-    assert headline(document)["path replaced"] == (1, "removed")
-    assert headline(document)["file moved"] == (1, "neutral")
+    assert headline(document)["path to replace"] == (1, "removed")
+    assert headline(document)["file to move"] == (1, "neutral")
     # And the summary and the text agree with it
     assert "(replacing it)" in info.summary
     assert "replaces: file, 4 bytes" in info.preview
@@ -159,7 +160,7 @@ def test_a_huge_delete_keeps_the_budget_and_counts_the_paths_left_out(session, t
     info = request_of(session, ask(lambda: delete_path(folder, recursive=True)))
     document = checked(info.structured)
     # Then the headline still counts every file, and the paths not shown are announced
-    assert headline(document)["files deleted"] == (3_000, "removed")
+    assert headline(document)["files to delete"] == (3_000, "removed")
     [paths] = [block for block in document["blocks"] if block["type"] == "paths"]
     [left_out] = document["left_out"]
     assert left_out["kind"] == "paths"

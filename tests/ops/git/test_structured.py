@@ -42,9 +42,9 @@ def test_the_commit_shows_its_argv_counts_files_and_hunks_with_changed_words(ses
     document = info.structured
     # Then the headline counts files and lines
     assert document["headline"] == [
-        {"label": "files changed", "count": 3, "tone": "changed"},
-        {"label": "lines added", "count": 3, "tone": "added"},
-        {"label": "lines removed", "count": 2, "tone": "removed"},
+        {"label": "files to commit", "count": 3, "tone": "changed"},
+        {"label": "lines to add", "count": 3, "tone": "added"},
+        {"label": "lines to remove", "count": 2, "tone": "removed"},
     ]
     # And the first block is the exact argv git_commit runs
     first = document["blocks"][0]
@@ -113,7 +113,7 @@ def test_the_commit_text_preview_is_rendered_from_its_blocks(session, repo):
     # Then the text says, block by block, the counts, the argv, the facts, the message,
     # the files and the patch, then the note on hooks
     lines = preview.splitlines()
-    assert lines[:2] == ["1 file changed, 1 line added, 0 lines removed", "runs (argv):"]
+    assert lines[:2] == ["1 file to commit, 1 line to add, 0 lines to remove", "runs (argv):"]
     start = lines.index(f"repository: {repo}")
     assert lines[start : start + 4] == [
         f"repository: {repo}",
@@ -147,7 +147,7 @@ def test_a_huge_commit_stays_within_the_budget_with_the_cuts_announced(session, 
     # Then it fits the budget, the counts are exact and the cuts are counted
     assert _compact(document) <= STRUCTURED_BUDGET
     assert checked_structured(document, 64_000) == document
-    assert document["headline"][0] == {"label": "files changed", "count": 3_000, "tone": "changed"}
+    assert document["headline"][0] == {"label": "files to commit", "count": 3_000, "tone": "changed"}
     left_out = {item["kind"]: item["count"] for item in document["left_out"]}
     [files] = _blocks(document, "paths")
     assert len(files["items"]) + left_out["files"] == 3_000

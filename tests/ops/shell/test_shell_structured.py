@@ -33,8 +33,8 @@ def test_the_argv_comes_first_then_program_directory_input_and_timeout(session, 
     info = request_of(session, pending)
     document = info.structured
     # Then the headline counts the arguments and the input's lines
-    assert document["headline"][:2] == [
-        {"label": "arguments", "count": 5, "tone": "neutral"},
+    # (no count of arguments: the argv itself is the first thing shown)
+    assert document["headline"][:1] == [
         {"label": "standard input line", "count": 1, "tone": "neutral"},
     ]
     # And the first block is the exact argv, one item per argument, the secret hidden
@@ -67,7 +67,7 @@ def test_a_shell_line_is_a_shell_code_block_and_the_text_is_rendered_from_it(ses
     info = request_of(session, ask(lambda: run_command(line, shell=True, cwd=tmp_path)))
     document = info.structured
     # Then the command line comes first as shell code, the credential hidden
-    assert document["headline"] == [{"label": "command lines", "count": 2, "tone": "neutral"}]
+    assert document["headline"] == []  # the line itself comes first; a count adds nothing
     first = document["blocks"][0]
     assert first["type"] == "code"
     assert first["language"] == "shell"
@@ -78,7 +78,6 @@ def test_a_shell_line_is_a_shell_code_block_and_the_text_is_rendered_from_it(ses
     size = len(os.environ)
     assert info.preview == "\n".join(
         [
-            "2 command lines",
             "runs through /bin/sh -c:",
             "  curl https://***@example.com/x",
             "  echo done",

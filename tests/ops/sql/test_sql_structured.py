@@ -71,7 +71,7 @@ def test_a_drop_counts_the_schema_change_and_the_rows_lost(
     _, document = structured_of(session, lambda: execute_sql(url(shop), "DROP TABLE orders"))
     # Then the counts say what goes, and the table's first rows follow
     assert [(i["label"], i["count"], i["tone"]) for i in document["headline"]] == [
-        ("schema change", 1, "changed"),
+        ("table to drop", 1, "removed"),
         ("rows in table orders", 10, "removed"),
     ]
     [rows] = blocks(document, "table")
@@ -123,8 +123,8 @@ def test_to_sql_replace_counts_rows_added_and_removed(session: KernelSession, sh
     _, document = structured_of(session, call)
     # Then the counts say what is written and what is dropped
     counts = {i["label"]: (i["count"], i["tone"]) for i in document["headline"]}
-    assert counts["rows added"] == (2, "added")
-    assert counts["rows removed"] == (10, "removed")
+    assert counts["rows to add"] == (2, "added")
+    assert counts["rows to remove"] == (10, "removed")
     frame_rows, table_rows = blocks(document, "table")
     assert (frame_rows["columns"][0]["name"], frame_rows["columns"][0]["type"]) == ("id", "int64")
     assert [c["text"] for c in frame_rows["rows"][0]["cells"]] == ["1", "a"]
@@ -137,4 +137,4 @@ def test_to_sql_append_counts_rows_before_and_after(session: KernelSession, shop
     call = lambda: to_sql(frame, "orders", url(shop), if_exists="append")  # noqa: E731
     _, document = structured_of(session, call)
     counts = {i["label"]: i["count"] for i in document["headline"]}
-    assert (counts["row added"], counts["rows before"], counts["rows after"]) == (1, 10, 11)
+    assert (counts["row to add"], counts["rows now"], counts["rows after"]) == (1, 10, 11)

@@ -209,7 +209,7 @@ def test_preview_of_a_new_file_shows_schema_counts_and_first_rows(session):
     path = str(Path("sales.csv").resolve())
     assert info.summary == f"Create CSV table {path} (3 rows x 4 columns)"
     preview = info.preview
-    assert preview.startswith("3 rows, 4 columns\nFirst 3 rows of the new table:\n")
+    assert preview.startswith("3 rows to write, 4 columns\nFirst 3 rows of the new table:\n")
     assert "    id (int64) | region (str) | units (int64) | price (float64)\n" in preview
     assert "    1 | " in preview
     assert f"  file: {path}\n  action: Create (CSV)\n  new table: 3 rows x 4 columns" in preview
@@ -226,8 +226,8 @@ def test_preview_by_key_shows_added_removed_changed_and_column_changes(session):
     # Then the preview lists the changes by key and by column (CSV keys are the file's text)
     assert "action: Replace (CSV)" in preview
     assert preview.startswith(
-        "2 rows added, 1 row removed, 1 row changed, 2 rows unchanged, 4 rows before, "
-        "5 rows after, 1 column added\n"
+        "2 rows to add, 1 row to remove, 1 row to change, 2 rows unchanged, 4 rows now, "
+        "5 rows after, 1 column to add\n"
     )
     assert "  + note |  | str" in preview
     assert "  + 5 | r5 | 50 | 1.5 | x\n  + 6 | r6 | 60 | 1.5 | x" in preview
@@ -242,10 +242,10 @@ def test_preview_without_key_shows_row_counts_and_retyped_columns(session):
     # When its write is requested without a key
     preview = request_of(session, ask(lambda: write_table(new, "sales.parquet"))).preview
     # Then column and row-count changes are shown, no row diff
-    assert preview.startswith("2 rows before, 3 rows after, 1 column removed, 1 column retyped\n")
+    assert preview.startswith("2 rows now, 3 rows after, 1 column to remove, 1 column to retype\n")
     assert "  - price | float64 | " in preview
     assert "  ~ units | int64 | float64" in preview
-    assert "rows added" not in preview
+    assert "rows to add" not in preview
 
 
 def test_preview_reports_duplicate_keys(session):
@@ -304,7 +304,7 @@ def test_preview_of_many_changed_rows_stays_within_budget(session):
     preview = request_of(session, ask(lambda: write_table(new, "big.csv", key="id"))).preview
     # Then counts cover every row while the examples are few
     assert len(preview) <= PREVIEW_BUDGET
-    assert preview.startswith("0 rows added, 0 rows removed, 50,000 rows changed, 0 rows")
+    assert preview.startswith("0 rows to add, 0 rows to remove, 50,000 rows to change, 0 rows")
     [cut] = re.findall(r"… ([\d,]+) more changed rows not shown", preview)
     shown = len(re.findall(r"(?m)^  ~ ", preview))
     assert shown + int(cut.replace(",", "")) == 50_000
@@ -385,8 +385,8 @@ def test_an_identical_csv_rewrite_shows_no_change(session, index):
     preview = request_of(session, ask(call)).preview
     # Then the preview shows nothing changed: no column added, removed or retyped
     assert preview.startswith(
-        "0 rows added, 0 rows removed, 0 rows changed, 3 rows unchanged, 3 rows before, "
-        "3 rows after, 0 columns changed\n"
+        "0 rows to add, 0 rows to remove, 0 rows to change, 3 rows unchanged, 3 rows now, "
+        "3 rows after, 0 columns to change\n"
     )
     assert "retyped" not in preview
     assert "Unnamed" not in preview
@@ -399,6 +399,6 @@ def test_a_csv_comparison_sees_text_changes_a_type_guess_would_hide(session):
     new = pd.DataFrame({"id": ["1", "2"], "v": [1, "x"]})
     preview = request_of(session, ask(lambda: write_table(new, "t.csv", key="id"))).preview
     # Then the keys are compared as the file's text
-    assert preview.startswith("1 row added, 1 row removed, 0 rows changed, 1 row unchanged")
+    assert preview.startswith("1 row to add, 1 row to remove, 0 rows to change, 1 row unchanged")
     assert "  + '1' | 1" in preview
     assert "  - '001' | 1.0" in preview

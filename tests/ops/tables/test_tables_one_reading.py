@@ -26,7 +26,7 @@ def test_the_table_preview_compares_with_the_content_that_was_fingerprinted(
     info = approve(session, lambda: write_table(new, path, key="id"))
     # Then the card compares with the two rows that were fingerprinted
     assert info.preview.startswith(
-        "1 row added, 0 rows removed, 0 rows changed, 2 rows unchanged, 2 rows before, 3 rows after"
+        "1 row to add, 0 rows to remove, 0 rows to change, 2 rows unchanged, 2 rows now, 3 rows after"
     )
     # And the approved call refuses, since the file is not what the card compared with
     with pytest.raises(errors.ApprovalFingerprintMismatch):
@@ -45,8 +45,8 @@ def test_a_csv_too_large_to_compare_quickly_says_so(session, tmp_path: Path, mon
     # When its replacement is asked for, keyed by id
     info = approve(session, lambda: write_table(new, path, key="id"))
     # Then the card gives the row counts and says why rows were not compared by key
-    assert info.preview.startswith("2 rows before, 3 rows after")
-    assert "rows added" not in info.preview
+    assert info.preview.startswith("2 rows now, 3 rows after")
+    assert "rows to add" not in info.preview
     assert "the new table has 6 cells, more than the 5 a CSV preview compares" in info.preview
 
 

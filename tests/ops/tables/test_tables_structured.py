@@ -59,13 +59,13 @@ def test_parquet_changes_show_counts_first_then_old_and_new_values_with_real_key
     text, document = structured_of(session, call)
     # Then the headline counts come first, in the order a person reads them
     assert [(i["label"], i["count"], i["tone"]) for i in document["headline"]] == [
-        ("rows added", 2, "added"),
-        ("row removed", 1, "removed"),
-        ("row changed", 1, "changed"),
+        ("rows to add", 2, "added"),
+        ("row to remove", 1, "removed"),
+        ("row to change", 1, "changed"),
         ("rows unchanged", 2, "neutral"),
-        ("rows before", 4, "neutral"),
+        ("rows now", 4, "neutral"),
         ("rows after", 5, "neutral"),
-        ("column added", 1, "added"),
+        ("column to add", 1, "added"),
     ]
     # And the blocks: column changes, changed, added, removed rows, first rows, target
     titles = [block["title"] for block in document["blocks"]]
@@ -130,8 +130,8 @@ def test_retyped_and_removed_columns_show_before_and_after_types(session):
     _, document = structured_of(session, lambda: write_table(new, "sales.parquet", key="id"))
     # Then the column changes are counted and listed with both types
     counts = headline(document)
-    assert counts["column removed"] == 1
-    assert counts["column retyped"] == 1
+    assert counts["column to remove"] == 1
+    assert counts["column to retype"] == 1
     assert cells(table(document, "Column changes")) == [
         ["price", "float64", ""],
         ["units", "int64", "float64"],
@@ -161,7 +161,7 @@ def test_a_new_file_shows_its_size_and_first_rows(session):
     # When a new CSV table is requested
     _, document = structured_of(session, lambda: write_table(sales([1, 2, 3]), "new.csv"))
     # Then the counts say what is written, and its first rows follow with their types
-    assert headline(document) == {"rows": 3, "columns": 4}
+    assert headline(document) == {"rows to write": 3, "columns": 4}
     head = table(document, "First 3 rows")
     assert columns(head)[0] == ("id", "int64", False)
     assert cells(head)[0] == ["1", "r1", "10", "1.5"]
@@ -178,7 +178,7 @@ def test_a_comparison_the_text_skips_is_a_note_in_the_structured_form_too(sessio
     # Then both say rows cannot be matched, and no row counts are claimed
     assert "rows cannot be matched by key" in text
     assert any("rows cannot be matched by key" in note for note in document["notes"])
-    assert not {"rows changed", "row changed"} & headline(document).keys()
+    assert not {"rows to change", "row to change"} & headline(document).keys()
     assert headline(document)["row after"] == 1
 
 
@@ -188,13 +188,13 @@ def test_many_changed_rows_and_wide_values_stay_within_the_budget_with_cuts_anno
     long = [f"long_{i:02d}_{'x' * 60}" for i in range(30)]
     write_directly(sales(ids).assign(**dict.fromkeys(long, "v" * 500)), Path("big.parquet"))
     new = sales(ids, units=[-1] * len(ids)).assign(**dict.fromkeys(long, "w" * 500))
-    # And 25 columns added
+    # And 25 columns to add
     new = new.assign(**{f"added_{i:02d}": i for i in range(25)})
     # When the write is requested by key
     call = lambda: write_table(new, "big.parquet", key="id")  # noqa: E731
     text, document = structured_of(session, call)
     # Then the counts cover every row, the examples are few and within the budget
-    assert headline(document)["rows changed"] == 2_000
+    assert headline(document)["rows to change"] == 2_000
     shown = len(table(document, "Changed rows")["rows"])
     assert 0 < shown < STRUCTURED_ROWS
     assert len(json.dumps(document, ensure_ascii=False)) <= STRUCTURED_BUDGET
