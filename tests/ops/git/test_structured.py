@@ -147,7 +147,11 @@ def test_a_huge_commit_stays_within_the_budget_with_the_cuts_announced(session, 
     # Then it fits the budget, the counts are exact and the cuts are counted
     assert _compact(document) <= STRUCTURED_BUDGET
     assert checked_structured(document, 64_000) == document
-    assert document["headline"][0] == {"label": "files to commit", "count": 3_000, "tone": "changed"}
+    assert document["headline"][0] == {
+        "label": "files to commit",
+        "count": 3_000,
+        "tone": "changed",
+    }
     left_out = {item["kind"]: item["count"] for item in document["left_out"]}
     [files] = _blocks(document, "paths")
     assert len(files["items"]) + left_out["files"] == 3_000

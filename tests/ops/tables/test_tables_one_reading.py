@@ -26,7 +26,8 @@ def test_the_table_preview_compares_with_the_content_that_was_fingerprinted(
     info = approve(session, lambda: write_table(new, path, key="id"))
     # Then the card compares with the two rows that were fingerprinted
     assert info.preview.startswith(
-        "1 row to add, 0 rows to remove, 0 rows to change, 2 rows unchanged, 2 rows now, 3 rows after"
+        "1 row to add, 0 rows to remove, 0 rows to change, 2 rows unchanged, 2 rows now, "
+        "3 rows after"
     )
     # And the approved call refuses, since the file is not what the card compared with
     with pytest.raises(errors.ApprovalFingerprintMismatch):
