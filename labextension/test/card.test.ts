@@ -210,7 +210,9 @@ describe('a structured preview in the card', () => {
     // Then the structured form is shown, drawn by the shared renderer
     const body = part('.jpa-preview-body');
     expect(shown(body)).toBe(true);
-    expect(body.querySelector('[data-testid="jpa-sp-headline"]')?.textContent).toBe('2 rows to add');
+    expect(body.querySelector('[data-testid="jpa-sp-headline"]')?.textContent).toBe(
+      '2 rows to add'
+    );
     expect(Array.from(body.querySelectorAll('.jpa-sp-argv li'), li => li.textContent)).toEqual([
       'rm',
       '-rf',
