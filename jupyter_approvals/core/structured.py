@@ -121,7 +121,10 @@ def _block(value: object) -> dict[str, Any]:
     checker = _BLOCKS.get(kind) if isinstance(kind, str) else None
     if checker is None:
         raise StructuredRefused(f"block type {str(kind)[:20]!r} is not one of {sorted(_BLOCKS)}")
-    return {"type": kind, "title": title, **checker(block)}
+    checked = {"type": kind, "title": title, **checker(block)}
+    if block.get("fold") is True:  # plumbing, shown folded (left out when false)
+        checked["fold"] = True
+    return checked
 
 
 def _facts(block: dict[str, Any]) -> dict[str, Any]:

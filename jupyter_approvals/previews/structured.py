@@ -120,29 +120,38 @@ class StructuredPreview:
         self._used += _ENTRY_COST + len(text)  # always kept, so always charged
         self._notes.append(text)
 
-    def count(self, label: str, count: int, tone: str = "neutral") -> None:
+    def count(self, label: str, count: int, tone: str = "neutral", first: bool = False) -> None:
         """A headline count ("3 rows to add"), shown before every block. ``label`` is plural;
         for a count of 1 its first plural word is made singular ("1 row to add"). A zero is
-        shown in the neutral tone: nothing is added or removed."""
+        shown in the neutral tone: nothing is added or removed. ``first`` puts it before the
+        counts so far (a warning: secret-looking files)."""
         count = operator.index(count)  # a numpy integer becomes an int the shape allows
         tone = tone if count else "neutral"
         self._used += _ENTRY_COST + len(label)  # always kept, so always charged
-        self._headline.append(
-            {"label": label if count != 1 else singular(label), "count": count, "tone": tone}
-        )
+        item = {"label": label if count != 1 else singular(label), "count": count, "tone": tone}
+        self._headline.insert(0 if first else len(self._headline), item)
 
-    def _block(self, kind: str, title: str | None, **fields: Any) -> dict[str, Any] | None:
+    def _block(
+        self, kind: str, title: str | None, fold: bool = False, **fields: Any
+    ) -> dict[str, Any] | None:
         if not self.spend(title or "", kind="blocks"):
             return None
         block = {"type": kind, "title": None if title is None else clip(title), **fields}
+        if fold:
+            block["fold"] = True
         self._blocks.append(block)
         return block
 
     def facts(
-        self, items: Iterable[tuple[str, str]], title: str | None = None, kind: str = "facts"
+        self,
+        items: Iterable[tuple[str, str]],
+        title: str | None = None,
+        kind: str = "facts",
+        fold: bool = False,
     ) -> None:
-        """Labelled values ("program", "/usr/bin/git"); a ``path:`` label prefix marks a path."""
-        block = self._block("facts", title, items=[])
+        """Labelled values ("program", "/usr/bin/git"); a ``path:`` label prefix marks a path.
+        ``fold`` marks plumbing a renderer shows closed, after the other blocks."""
+        block = self._block("facts", title, fold, items=[])
         if block is None:
             return
         for label, value in items:
@@ -151,9 +160,16 @@ class StructuredPreview:
             if self.spend(label, value, kind=kind):
                 block["items"].append({"label": clip(label), "value": clip(value), "path": is_path})
 
-    def argv(self, items: Sequence[str], title: str | None = None, kind: str = "arguments") -> None:
-        """The exact argument vector of a command, one entry per argument."""
-        block = self._block("argv", title, items=[])
+    def argv(
+        self,
+        items: Sequence[str],
+        title: str | None = None,
+        kind: str = "arguments",
+        fold: bool = False,
+    ) -> None:
+        """The exact argument vector of a command, one entry per argument; ``fold`` when it is
+        plumbing (a git commit's), not what the person judges (a shell command's)."""
+        block = self._block("argv", title, fold, items=[])
         if block is None:
             return
         for item in items:

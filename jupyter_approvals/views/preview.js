@@ -199,7 +199,10 @@ function table(block) {
     }
     out.appendChild(tr);
   }
-  return out;
+  // Words stay whole: a table wider than a narrow sidebar scrolls sideways, its rows all shown.
+  const wrap = node('div', 'jpa-sp-table-wrap');
+  wrap.appendChild(out);
+  return wrap;
 }
 
 function paths(block) {
@@ -219,6 +222,23 @@ function lines(block) {
 
 const BLOCKS = { facts, argv, request, code, diff, table, paths, text: lines };
 
+/** One block as a section with its title; an unknown type is named, not guessed at. */
+function section(block) {
+  const build = Object.hasOwn(BLOCKS, block.type) ? BLOCKS[block.type] : null;
+  const out = node('section', `jpa-sp-block${build ? ` jpa-sp-${block.type}-block` : ''}`);
+  if (block.title) out.appendChild(node('h4', 'jpa-sp-title', block.title));
+  out.appendChild(
+    build
+      ? build(block)
+      : node(
+          'div',
+          'jpa-sp-unknown',
+          `(a ${block.type} block this view cannot show; see the text preview)`
+        )
+  );
+  return out;
+}
+
 /**
  * The structured preview `doc` as one element. Unknown block types (a newer kernel) are
  * named, not guessed at; the text preview stays available to the caller for those.
@@ -228,20 +248,18 @@ export function renderStructured(doc) {
   out.setAttribute('data-testid', 'jpa-structured');
   out.dir = 'ltr';
   if (doc.headline && doc.headline.length) out.appendChild(headline(doc.headline));
-  for (const block of doc.blocks || []) {
-    const build = Object.hasOwn(BLOCKS, block.type) ? BLOCKS[block.type] : null;
-    const section = node('section', `jpa-sp-block${build ? ` jpa-sp-${block.type}-block` : ''}`);
-    if (block.title) section.appendChild(node('h4', 'jpa-sp-title', block.title));
-    section.appendChild(
-      build
-        ? build(block)
-        : node(
-            'div',
-            'jpa-sp-unknown',
-            `(a ${block.type} block this view cannot show; see the text preview)`
-          )
-    );
-    out.appendChild(section);
+  // What changes first; plumbing (blocks marked fold: the argv of a git command, its
+  // settings) after it, closed, one click away.
+  const blocks = doc.blocks || [];
+  for (const block of blocks.filter(b => b.fold !== true)) out.appendChild(section(block));
+  const folded = blocks.filter(b => b.fold === true);
+  if (folded.length) {
+    const details = node('details', 'jpa-sp-folded');
+    details.setAttribute('data-testid', 'jpa-sp-folded');
+    const titles = folded.map(b => b.title || b.type).join(', ');
+    details.appendChild(node('summary', 'jpa-sp-folded-summary', `How it runs: ${titles}`));
+    for (const block of folded) details.appendChild(section(block));
+    out.appendChild(details);
   }
   const left = doc.left_out || [];
   if (left.length) {

@@ -11,7 +11,7 @@ import { ChangesView } from './changesView';
 import { el } from './dom';
 import { HistoryView } from './historyView';
 import { BadgedIcon } from './icon';
-import { IItemHandlers } from './pendingItem';
+import { IItemHandlers, verdictWords } from './pendingItem';
 import { PendingView } from './pendingView';
 import { INSTALL_COMMANDS } from './request';
 import { IApprovalsModel, IConnection } from './tokens';
@@ -164,17 +164,21 @@ export class ApprovalsPanel extends Panel {
     }
     const { verdict } = last;
     node.dataset.verdict = verdict.state;
-    const what = `${last.action}: ${last.summary}`;
+    node.dataset.decision = 'decision' in verdict ? verdict.decision : '';
+    // The verdict first: a long path after it may wrap, never hide it.
     const outcome =
       verdict.state === 'ok'
-        ? `${verdict.decision === 'approve' ? 'approved' : 'rejected'}`
+        ? verdictWords(verdict.decision)
         : verdict.state === 'error'
-          ? `not decided — ${verdict.code}: ${verdict.message}`
-          : 'sending…';
-    const where = last.elsewhere ? ` (${last.elsewhere})` : '';
-    const text = el('p', 'jpa-Sidebar-note', {
-      text: `Last decision, ${what} — ${outcome}${where}`
-    });
+          ? `Not decided (${verdict.code})`
+          : 'Sending…';
+    const where = last.elsewhere ? ` ${last.elsewhere}` : '';
+    const text = el('p', 'jpa-Sidebar-note');
+    text.append(
+      el('span', 'jpa-Sidebar-last-verdict', { text: `${outcome}${where}` }),
+      ` · ${last.action}: ${last.summary}`,
+      verdict.state === 'error' ? ` · ${verdict.message}` : ''
+    );
     const close = document.createElement('button');
     close.className = 'jpa-Sidebar-last-close';
     close.textContent = '×';

@@ -29,6 +29,15 @@ export function shortFingerprint(fingerprint: string): string {
   return fingerprint.startsWith('sha256:') ? fingerprint.slice(7, 19) : fingerprint;
 }
 
+/** A decision that went through, in words: "Approved", "Rejected", "Approved and executed". */
+export function verdictWords(decision: string, status?: string | null): string {
+  const made = decision === 'approve' ? 'Approved' : 'Rejected';
+  if (!status || status === 'approved' || status === 'rejected') {
+    return made;
+  }
+  return `${made} (${status.replace(/_/g, ' ')})`;
+}
+
 /** `answer within m:ss` (the time left until `expiresAt`), or `expired`. */
 export function timeLeft(expiresAt: string, now: number): string {
   const ms = Date.parse(expiresAt) - now;
@@ -177,15 +186,13 @@ export class PendingItem {
     this._verdictState = verdict;
     const node = this._verdict;
     node.dataset.verdict = verdict?.state ?? '';
+    node.dataset.decision = verdict && 'decision' in verdict ? verdict.decision : '';
     if (!verdict) {
       setText(node, '');
     } else if (verdict.state === 'sending') {
       setText(node, verdict.decision === 'approve' ? 'Approving…' : 'Rejecting…');
     } else if (verdict.state === 'ok') {
-      setText(
-        node,
-        `ok: ${verdict.status ?? (verdict.decision === 'approve' ? 'approved' : 'rejected')}`
-      );
+      setText(node, verdictWords(verdict.decision, verdict.status));
     } else {
       setText(node, `${verdict.code}: ${verdict.message}`);
     }

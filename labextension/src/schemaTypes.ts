@@ -123,6 +123,10 @@ export interface FactsBlock {
    * The block's heading, or null for none.
    */
   title: string | null;
+  /**
+   * Present (true) for plumbing (how it runs: the argv, settings, environment): a renderer shows folded blocks after the others, closed until opened. The text form keeps every block in order. Left out otherwise.
+   */
+  fold?: true;
   items: Fact[];
 }
 export interface Fact {
@@ -140,6 +144,10 @@ export interface ArgvBlock {
    */
   title: string | null;
   /**
+   * Present (true) for plumbing (how it runs: the argv, settings, environment): a renderer shows folded blocks after the others, closed until opened. The text form keeps every block in order. Left out otherwise.
+   */
+  fold?: true;
+  /**
    * The exact argument vector, one string each.
    */
   items: string[];
@@ -150,6 +158,10 @@ export interface RequestBlock {
    * The block's heading, or null for none.
    */
   title: string | null;
+  /**
+   * Present (true) for plumbing (how it runs: the argv, settings, environment): a renderer shows folded blocks after the others, closed until opened. The text form keeps every block in order. Left out otherwise.
+   */
+  fold?: true;
   method: string;
   /**
    * The exact URL.
@@ -162,6 +174,10 @@ export interface CodeBlock {
    * The block's heading, or null for none.
    */
   title: string | null;
+  /**
+   * Present (true) for plumbing (how it runs: the argv, settings, environment): a renderer shows folded blocks after the others, closed until opened. The text form keeps every block in order. Left out otherwise.
+   */
+  fold?: true;
   language: Language;
   text: string;
 }
@@ -171,6 +187,10 @@ export interface DiffBlock {
    * The block's heading, or null for none.
    */
   title: string | null;
+  /**
+   * Present (true) for plumbing (how it runs: the argv, settings, environment): a renderer shows folded blocks after the others, closed until opened. The text form keeps every block in order. Left out otherwise.
+   */
+  fold?: true;
   old_path: string;
   new_path: string;
   hunks: Hunk[];
@@ -208,6 +228,10 @@ export interface TableBlock {
    * The block's heading, or null for none.
    */
   title: string | null;
+  /**
+   * Present (true) for plumbing (how it runs: the argv, settings, environment): a renderer shows folded blocks after the others, closed until opened. The text form keeps every block in order. Left out otherwise.
+   */
+  fold?: true;
   columns: Column[];
   rows: TableRow[];
 }
@@ -236,6 +260,10 @@ export interface PathsBlock {
    * The block's heading, or null for none.
    */
   title: string | null;
+  /**
+   * Present (true) for plumbing (how it runs: the argv, settings, environment): a renderer shows folded blocks after the others, closed until opened. The text form keeps every block in order. Left out otherwise.
+   */
+  fold?: true;
   items: PathItem[];
 }
 export interface PathItem {
@@ -248,6 +276,10 @@ export interface TextBlock {
    * The block's heading, or null for none.
    */
   title: string | null;
+  /**
+   * Present (true) for plumbing (how it runs: the argv, settings, environment): a renderer shows folded blocks after the others, closed until opened. The text form keeps every block in order. Left out otherwise.
+   */
+  fold?: true;
   /**
    * Shown as in the text preview.
    */

@@ -74,6 +74,42 @@ describe('renderStructured', () => {
     expect(node.textContent).toContain('Compared by key.');
   });
 
+  it('shows what changes first and folds the plumbing after it, closed', () => {
+    // Given a git commit's blocks: its argv and settings marked fold, between its facts and
+    // its files
+    const doc: IStructuredPreview = {
+      version: 1,
+      headline: [{ label: 'files to commit', count: 1, tone: 'changed' }],
+      blocks: [
+        { type: 'argv', title: 'runs (argv)', items: ['/usr/bin/git', 'commit'], fold: true },
+        { type: 'facts', title: null, items: [{ label: 'branch', value: 'main', path: false }] },
+        { type: 'facts', title: 'git settings', items: [], fold: true },
+        { type: 'paths', title: 'files (1)', items: [{ path: '.env', detail: 'added' }] }
+      ],
+      left_out: [],
+      notes: []
+    };
+
+    // When it is rendered
+    const node = renderStructured(doc);
+
+    // Then the facts and the files come first, in their order, and the folded blocks after
+    // them inside one closed disclosure that names them
+    const sections = [...node.children].map(child => child.className);
+    expect(sections).toEqual([
+      'jpa-sp-headline',
+      'jpa-sp-block jpa-sp-facts-block',
+      'jpa-sp-block jpa-sp-paths-block',
+      'jpa-sp-folded'
+    ]);
+    const folded = node.querySelector('details')!;
+    expect(folded.open).toBe(false);
+    expect(folded.querySelector('summary')?.textContent).toBe(
+      'How it runs: runs (argv), git settings'
+    );
+    expect(folded.querySelectorAll('section')).toHaveLength(2);
+  });
+
   it('shows markup and script in a value as text, never as elements', () => {
     // When a value carries markup
     const node = renderStructured(tableDoc(HOSTILE));

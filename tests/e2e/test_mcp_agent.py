@@ -164,7 +164,7 @@ def test_mcp_agent_code_runs_once_after_the_person_approves_it_in_the_sidebar(
     pause_like_a_person(seen)
     sidebar.part(item, "approve").click()
     expect(item).to_be_hidden()
-    assert {"request_id": held["id"], "state": "ok", "text": "ok: approved"} in (
+    assert {"request_id": held["id"], "state": "ok", "text": "Approved"} in (
         sidebar.verdicts_seen()
     )
 

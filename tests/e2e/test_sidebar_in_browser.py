@@ -149,7 +149,7 @@ def test_approve_in_the_sidebar_for_a_kernel_whose_notebook_tab_is_closed(
     sidebar.part(item, "approve").click()
 
     # Then the item says it was approved, and goes within 2 s; nothing is pending any more
-    assert wait_for_verdict(page, request_id, "ok") == "ok: approved"
+    assert wait_for_verdict(page, request_id, "ok") == "Approved"
     left_s = 2.0 - (time.monotonic() - clicked)
     assert left_s > 0, "the verdict took 2 s to show"
     expect(item).to_have_count(0, timeout=left_s * 1000)
@@ -232,7 +232,7 @@ def test_a_rejection_with_a_reason_typed_in_the_sidebar_reaches_the_next_call(
     sidebar.part(item, "reject").click()
 
     # Then the item says it was rejected and goes; the card in the notebook says so too
-    assert wait_for_verdict(page, request_id, "ok") == "ok: rejected"
+    assert wait_for_verdict(page, request_id, "ok") == "Rejected"
     expect(item).to_have_count(0, timeout=2 * POLL_S * 1000 + 1000)
     sidebar.expect_badge(0)
     expect(card).to_have_attribute("data-state", "rejected")
@@ -265,7 +265,7 @@ def test_the_last_decision_note_follows_a_decision_made_in_the_card(
     # Then the sidebar's last-decision note says so, and where it was made
     last = page.get_by_test_id("jpa-sidebar-last-decision")
     expect(last).to_contain_text("Write quickstart-output/sales.csv")
-    expect(last).to_contain_text("approved (in the card)")
+    expect(last).to_contain_text("Approved in the card")
 
 
 @pytest.mark.realtime
@@ -302,7 +302,7 @@ def test_a_busy_kernel_keeps_its_item_and_the_reason_being_typed(
     expect(sidebar.part(item, "reason")).to_have_value(reason)
     pause_like_a_person(seen)
     sidebar.part(item, "approve").click()
-    assert wait_for_verdict(page, request_id, "ok") == "ok: approved"
+    assert wait_for_verdict(page, request_id, "ok") == "Approved"
 
 
 # The kernel counts an answer sooner than `min_answer_seconds` after the card was shown as
@@ -341,7 +341,7 @@ def test_the_sidebar_waits_out_a_kernels_stricter_reading_floor(
         # When the kernel's floor has passed, Then Approve works and counts
         expect(approve).to_be_enabled(timeout=(MIN_ANSWER_S + 5) * 1000)
         approve.click()
-        assert wait_for_verdict(page, request_id, "ok") == "ok: approved"
+        assert wait_for_verdict(page, request_id, "ok") == "Approved"
 
         # And the next call runs once; the journal has the sidebar's answer, after the floor
         nb.run(cells.call_again)

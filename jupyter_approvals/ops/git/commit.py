@@ -19,6 +19,7 @@ from ...core.lease import require_lease
 from ...kernel.gate import protected
 from ...kernel.handoff import recall, remember
 from ...previews.render_text import preview_of
+from ...previews.secrets import secret_looking_lines, secret_looking_path
 from ...previews.structured import Preview, StructuredPreview, fitting
 from ...previews.text import PREVIEW_SECONDS, Deadline
 from .command import (
@@ -138,7 +139,8 @@ def _commit_preview(message: str, repo: str) -> Preview:
     structured.count("files to commit", files, "changed")
     structured.count("lines to add", _stat_number(shortstat, "insertion"), "added")
     structured.count("lines to remove", _stat_number(shortstat, "deletion"), "removed")
-    structured.argv(git_argv(repo, state.setting.run, *_COMMIT_ARGS, message), title="runs (argv)")
+    argv = git_argv(repo, state.setting.run, *_COMMIT_ARGS, message)
+    structured.argv(argv, title="runs (argv)", fold=True)
     facts = [
         ("path:repository", repo),
         ("branch", state.branch or "detached HEAD"),
@@ -147,17 +149,22 @@ def _commit_preview(message: str, repo: str) -> Preview:
     ]
     if state.committer != state.author:
         facts.append(("committer", state.committer))
-    facts.extend(state.setting.card_facts())
+    settings = state.setting.card_facts()
+    facts.extend(settings[:1])  # the hooks that will run: code that runs, not plumbing
     facts.append(("staged", shortstat))
     structured.facts(facts)
+    structured.facts(settings[1:], title="git settings", fold=True)
     structured.note("The repository's commit hooks run as usual; they may change the commit.")
     # The message may use a quarter of the budget; the files and the patch need the rest.
     message_lines = message.splitlines()
     kept = fitting(message_lines, structured.budget // 4)
     structured.code("\n".join(message_lines[:kept]), "text", title="message")
     structured.left_out(len(message_lines) - kept, "message lines")
+    secret_files = 0
     if not deadline.passed():
-        _file_paths(structured, repo, (*diff, "--raw", "--numstat", "-z", *trees), files)
+        secret_files = _file_paths(
+            structured, repo, (*diff, "--raw", "--numstat", "-z", *trees), files
+        )
     else:
         structured.left_out(files, "files")
     if not deadline.passed() and not structured.full:
@@ -168,12 +175,18 @@ def _commit_preview(message: str, repo: str) -> Preview:
         if not complete and lines:
             lines.pop()  # a cut last line
         add_patch(structured, lines)
+        added = (line[1:] for line in lines if line.startswith("+") and not line.startswith("+++"))
+        secret_lines = secret_looking_lines(added)
+        if secret_lines:
+            structured.count("secret-looking lines", secret_lines, "removed", first=True)
         if not complete:
             structured.note(f"The patch is longer than the {_PATCH_BYTES // 1024} KiB previewed.")
     else:
         structured.note(
             "The patch is not previewed (time or space used up); the list of files is complete."
         )
+    if secret_files:
+        structured.count("files that may hold secrets", secret_files, "removed", first=True)
     return preview_of(structured)
 
 
@@ -185,16 +198,21 @@ def _stat_number(shortstat: str, word: str) -> int:
     return int(match.group(1)) if match else 0
 
 
-def _file_paths(
-    structured: StructuredPreview, repo: str, args: tuple[str, ...], files: int
-) -> None:
+def _file_paths(structured: StructuredPreview, repo: str, args: tuple[str, ...], files: int) -> int:
     """The files of the commit, as many as fit, each with its status (added, modified...),
-    its lines added and removed (or "binary") and a change of its mode."""
+    its lines added and removed (or "binary"), a change of its mode, and what secret it may
+    hold (an .env file, a private key); how many of the files read may hold one."""
     listing, complete = git_prefix(repo, *args, limit=_STAT_BYTES, timeout=PREVIEW_SECONDS)
     fields = listing.split("\0")
     if not complete:
         fields = fields[:-1]  # a cut last path
     details = _file_details(fields)
+    secret = 0
+    for path in details:
+        what = secret_looking_path(path)
+        if what is not None and not details[path].startswith("deleted"):
+            details[path] += f"; may hold secrets: {what}"
+            secret += 1
     block = structured.paths(f"files ({files:,})")
     shown = counted = 0  # counted: refused by the builder, which counts it itself
     if block is not None:
@@ -206,6 +224,7 @@ def _file_paths(
                 break
             shown += 1
     structured.left_out(files - shown - counted, "files")
+    return secret
 
 
 def _file_details(fields: list[str]) -> dict[str, str]:

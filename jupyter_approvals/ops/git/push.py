@@ -155,7 +155,7 @@ def _push_preview(remote: str, branch: str, repo: str) -> Preview:
     structured = StructuredPreview()
     structured.count("commits to push", count, "added")
     argv = git_argv(repo, state.setting.run, *_push_args(remote, state.local, branch))
-    structured.argv(argv, title="runs (argv)")
+    structured.argv(argv, title="runs (argv)", fold=True)
     facts = [
         ("path:repository", repo),
         ("remote", remote),
@@ -169,7 +169,9 @@ def _push_preview(remote: str, branch: str, repo: str) -> Preview:
     else:
         facts.append(("remote's tip", f"{state.remote_tip} (fast-forward from it, as read now)"))
         title = f"{plural(count, 'commit')} to push"
-    structured.facts([*facts, *state.setting.card_facts()])
+    settings = state.setting.card_facts()
+    structured.facts([*facts, *settings[:1]])
+    structured.facts(settings[1:], title="git settings", fold=True)
     log = git_output(
         repo,
         "log",

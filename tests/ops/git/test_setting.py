@@ -217,14 +217,17 @@ def test_the_cards_list_the_hooks_that_will_run(session, repo, tmp_path):
     commit_card = request_of(session, ask(lambda: git_commit("Add data", repo=repo))).preview
     push_card = request_of(session, ask(lambda: git_push(repo=repo))).preview
     # Then each card names the hooks git will run, and where it looks for them
-    assert f"hooks that will run: pre-commit\nhooks directory: {hooks}\n" in commit_card
-    assert f"hooks that will run: none\nhooks directory: {hooks}\n" in push_card
+    assert "hooks that will run: pre-commit\n" in commit_card
+    assert "hooks that will run: none\n" in push_card
+    assert f"git settings:\n  hooks directory: {hooks}\n" in commit_card
+    assert f"git settings:\n  hooks directory: {hooks}\n" in push_card
     # And a core.hooksPath elsewhere is where the card looks
     elsewhere = tmp_path / "shared-hooks"
     write_hook(elsewhere, "pre-push", "exit 0")
     git(repo, "config", "core.hooksPath", str(elsewhere))
     push_card = request_of(session, ask(lambda: git_push(repo=repo))).preview
-    assert f"hooks that will run: pre-push\nhooks directory: {elsewhere}\n" in push_card
+    assert "hooks that will run: pre-push\n" in push_card
+    assert f"git settings:\n  hooks directory: {elsewhere}\n" in push_card
 
 
 @pytest.mark.parametrize(

@@ -122,8 +122,11 @@ def test_the_commit_text_preview_is_rendered_from_its_blocks(session, repo):
         "author: Ada Lovelace <ada@example.org>",
     ]
     start = lines.index("staged: 1 file changed, 1 insertion(+)")
+    # (git's settings, plumbing the card folds away, come after the facts in the text)
+    assert lines[start + 1] == "git settings:"
+    assert lines[start + 2].startswith("  hooks directory: ")
+    start = lines.index("message:")
     assert lines[start:] == [
-        "staged: 1 file changed, 1 insertion(+)",
         "message:",
         "  Add a",
         "files (1):",
@@ -216,3 +219,40 @@ def test_changed_words_marks_only_the_words_that_differ():
     # Then only that word is marked on each side
     assert old == [("total = price * ", False), ("2", True)]
     assert new == [("total = price * ", False), ("3", True)]
+
+
+def test_a_staged_secret_file_is_flagged_before_anything_else(session, repo):
+    # Given a new notebook and an .env file holding an AWS key, both staged
+    stage(repo, "analysis.py", "print('hello')\n")
+    stage(
+        repo,
+        ".env",
+        "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\n"
+        "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n",
+    )
+    # When the commit is asked for
+    info = request_of(session, ask(lambda: git_commit("Add the analysis", repo=repo)))
+    document = info.structured
+    # Then the first counts say a file may hold secrets and two added lines look like them
+    assert document["headline"][:2] == [
+        {"label": "file that may hold secrets", "count": 1, "tone": "removed"},
+        {"label": "secret-looking lines", "count": 2, "tone": "removed"},
+    ]
+    # And the file list says which file and why; the other file is not flagged
+    [files] = [block for block in document["blocks"] if block["type"] == "paths"]
+    details = {item["path"]: item["detail"] for item in files["items"]}
+    assert details[".env"] == "added, +2 -0; may hold secrets: an environment file"
+    assert "secret" not in details["analysis.py"]
+    # And the text form says it first too
+    assert info.preview.startswith(
+        "1 file that may hold secrets, 2 secret-looking lines, 2 files to commit"
+    )
+
+
+def test_a_commit_without_secrets_has_no_secret_count(session, repo):
+    # Given an ordinary staged file whose text mentions a key only in words
+    stage(repo, "notes.md", "The API key lives in the vault.\ntoken: see the wiki\n")
+    # When the commit is asked for
+    document = request_of(session, ask(lambda: git_commit("Notes", repo=repo))).structured
+    # Then no count speaks of secrets
+    assert not [c for c in document["headline"] if "secret" in c["label"]]
