@@ -386,3 +386,40 @@ def test_a_preview_opens_full_size_in_a_main_area_tab_from_the_sidebar_and_the_c
     expect(panel).to_be_visible()
     expect(panels).to_have_count(1)
     expect(tab).to_have_count(1)
+
+
+def test_a_git_commit_card_leads_with_its_files_and_flags_a_staged_secret(
+    lab_server: LabServer, wide_page: Page
+):
+    # Given a repository where a notebook and an .env file holding an AWS key are staged
+    staged = SETUP + (
+        'Path("repo/.env").write_text("AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\\n")\n'
+        'git("add", ".env")\n'
+    )
+    path = _notebook(lab_server, [staged, 'ops.git_commit("Add the analysis", repo="repo")'])
+    nb = NotebookPage.open(wide_page, lab_server, path)
+    nb.run(0)
+    nb.run(1)
+    card = nb.card(1)
+    expect(card.locator(".jpa-action")).to_have_text("git.commit")
+    card.scroll_into_view_if_needed()
+    # Then its first count says a file may hold secrets
+    first = card.locator('[data-testid="jpa-sp-headline"] > *').first
+    expect(first).to_have_text("1 file that may hold secrets")
+    # And the files, the .env among them with why, show in view without scrolling the box,
+    # and so do the buttons
+    files = card.locator(".jpa-sp-paths-block")
+    expect(files).to_contain_text(".env")
+    expect(files).to_contain_text("may hold secrets: an environment file")
+    _assert_visible_without_scrolling(files, "files of the git.commit card")
+    approve = card.get_by_role("button", name="Approve", exact=True)
+    box = approve.bounding_box()
+    assert box is not None
+    assert box["y"] >= 0, box
+    assert box["y"] + box["height"] <= 900, box
+    # And the argv and the git settings wait, closed, after the patch
+    folded = card.locator('[data-testid="jpa-sp-folded"]')
+    expect(folded).to_contain_text("How it runs: runs (argv), git settings")
+    assert folded.evaluate("node => node.open") is False
+    expect(card.locator(".jpa-sp-argv")).to_be_hidden()
+    save_screenshot(card, "git-commit-card-leads-with-files")
