@@ -3,6 +3,7 @@
 // every row while the list is visible. When agents asked, rows are grouped by who asked, and
 // each agent's group has a Pause button; paused agents are listed above with Resume.
 
+import { Dialog, showDialog } from '@jupyterlab/apputils';
 import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
@@ -108,6 +109,30 @@ export class PendingView extends Widget {
     return groups;
   }
 
+  /** Ask before pausing: a pause rejects every request of the agent at once. */
+  private async _confirmPause(agent: string, button: HTMLButtonElement): Promise<void> {
+    const pending = this._headers.get(agent)?.dataset.count ?? '';
+    const answer = await showDialog({
+      title: `Pause agent ${agent}?`,
+      body:
+        `Its ${pending ? `${pending} ` : ''}pending requests are rejected now, its connections ` +
+        'are closed and its token is refused until you resume it.',
+      buttons: [
+        Dialog.cancelButton(),
+        Dialog.warnButton({ label: 'Pause agent', ariaLabel: `Pause agent ${agent}` })
+      ]
+    });
+    if (!answer.button.accept) {
+      return;
+    }
+    button.disabled = true;
+    try {
+      await this._model.setPaused(agent, true);
+    } finally {
+      button.disabled = false;
+    }
+  }
+
   private _header(group: string, count: number): HTMLLIElement {
     let header = this._headers.get(group);
     if (!header) {
@@ -124,15 +149,13 @@ export class PendingView extends Widget {
         pause.dataset.testid = 'jpa-sidebar-pause';
         pause.textContent = 'Pause agent';
         pause.title = `Reject every request of agent ${group} and refuse it until resumed`;
-        pause.addEventListener('click', () => {
-          pause.disabled = true;
-          void this._model.setPaused(group, true).finally(() => (pause.disabled = false));
-        });
+        pause.addEventListener('click', () => void this._confirmPause(group, pause));
         header.append(pause);
       }
       this._headers.set(group, header);
     }
     const title = header.firstElementChild as HTMLElement;
+    header.dataset.count = String(count);
     const text = group ? `Requested by agent ${group} (${count})` : `Requested by you (${count})`;
     if (title.textContent !== text) {
       title.textContent = text;

@@ -81,8 +81,18 @@ def test_one_click_pauses_an_agent_and_resume_lets_it_in_again(lab_server: LabSe
     assert "unknown notebook" not in first.inner_text()
     save_screenshot(page, "sidebar-agent-group")
 
-    # When the person presses Pause on that group
+    # When the person presses Pause on that group, it asks first, saying what a pause does;
+    # cancelling changes nothing
     group.locator('[data-testid="jpa-sidebar-pause"]').click()
+    dialog = page.locator(".jp-Dialog")
+    expect(dialog).to_contain_text("Pause agent writer?")
+    expect(dialog).to_contain_text("Its 3 pending requests are rejected now")
+    dialog.get_by_role("button", name="Cancel").click()
+    expect(dialog).to_have_count(0)
+    expect(sidebar.items).to_have_count(3)
+    # When they press it again and confirm
+    group.locator('[data-testid="jpa-sidebar-pause"]').click()
+    page.locator(".jp-Dialog").get_by_role("button", name="Pause agent writer").click()
     # Then all three are rejected at once and leave the list
     expect(sidebar.items).to_have_count(0)
     rejected = [

@@ -73,7 +73,14 @@ async def test_one_pause_rejects_all_of_an_agents_requests_and_resume_lets_it_in
         entries = read_entries(path, limit=50).entries
         rejected = [e for e in entries if e["event"] == "rejected" and e.get("agent") == "bot"]
         assert len(rejected) == 3
-        assert all("paused" in e["reason"] for e in rejected)
+        # (each reason names the person as people know them, the journal by their username)
+        # (a token's anonymous user is given a new name on each request: only the shape holds)
+        _, _, me = await call(jp_fetch, "api", "me")
+        person = me["identity"]
+        assert person["display_name"].startswith("Anonymous ")
+        for entry in rejected:
+            assert entry["reason"].startswith("agent bot was paused by Anonymous "), entry
+            assert person["username"] not in entry["reason"]
         assert any(e["event"] == "agent_paused" and e["decided_by"] for e in entries)
         # And its open socket is closed, and its next call is refused with a code
         while (message := await agent.read(timeout=5)) is not None:

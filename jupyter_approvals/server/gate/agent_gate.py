@@ -228,10 +228,11 @@ class AgentGate:
                     handler.close(4003, f"agent {agent} was removed or paused")
         return paused
 
-    def apply_pauses(self, by: str | None = None) -> list[str]:
+    def apply_pauses(self, by: str | None = None, by_name: str | None = None) -> list[str]:
         """Reject the held requests of agents paused since the last look; journal each change.
 
-        ``by`` names the person who paused or resumed from the sidebar (None: the CLI).
+        ``by`` names the person who paused or resumed from the sidebar (None: the CLI), as the
+        journal records people; ``by_name`` as the reason shows them (their display name).
         Returns the agents newly paused.
         """
         try:
@@ -240,7 +241,7 @@ class AgentGate:
             return []  # an unreadable registry already refuses every agent token
         paused = {name for name, record in records.items() if record.paused}
         for agent in sorted(paused - self._paused):
-            rejected = self.hold.pause(agent, by)
+            rejected = self.hold.pause(agent, by, by_name)
             self.log.info(
                 "jupyter-approvals: agent %s paused; %d held requests rejected", agent, rejected
             )

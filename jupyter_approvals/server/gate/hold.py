@@ -179,9 +179,10 @@ class AgentHold:
 
     # -- the person's side ---------------------------------------------------------------
 
-    def pause(self, agent: str, by: str | None) -> int:
-        """Reject every held request of ``agent`` (paused); return how many there were."""
-        reason = pause_reason(agent, by)
+    def pause(self, agent: str, by: str | None, by_name: str | None = None) -> int:
+        """Reject every held request of ``agent`` (paused); return how many there were. The
+        reason names the person by ``by_name`` (their display name) when given."""
+        reason = pause_reason(agent, by_name or by)
         store = self._stores.get(agent)
         ended = store.reject_live(reason, channel="pause") if store is not None else []
         self.journal_agent("agent_paused", agent, by, rejected=len(ended))

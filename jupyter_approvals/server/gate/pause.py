@@ -14,11 +14,14 @@ from ..mirror.kernels import KernelLinks
 
 
 def pause_reason(agent: str, by: str | None) -> str:
-    """The reason every request rejected by a pause carries."""
+    """The reason every request rejected by a pause carries; ``by`` as people know the one who
+    paused (their display name), not an opaque id."""
     return f"agent {agent} was paused" + (f" by {by}" if by else "")
 
 
-async def reject_in_kernels(links: KernelLinks, agent: str, by: str | None, channel: str) -> int:
+async def reject_in_kernels(
+    links: KernelLinks, agent: str, by: str | None, channel: str, by_name: str | None = None
+) -> int:
     """Reject every pending kernel request of ``agent``; return how many kernels confirmed.
 
     A busy kernel is not sent the decision, and one that does not answer in time refuses it
@@ -36,7 +39,7 @@ async def reject_in_kernels(links: KernelLinks, agent: str, by: str | None, chan
                 item["id"],
                 "reject",
                 item.get("fingerprint"),
-                pause_reason(agent, by),
+                pause_reason(agent, by_name or by),
                 channel,
                 by,
             )

@@ -12,7 +12,7 @@ from jupyter_server.auth.decorator import authorized
 from tornado import web
 
 from ...core import errors
-from ..gate.identity import username_of
+from ..gate.identity import display_name_of, username_of
 from ..gate.pause import reject_in_kernels
 from .handlers import ApprovalsHandler
 
@@ -54,7 +54,8 @@ class AgentPauseHandler(ApprovalsHandler):
             exc.details.setdefault("name", name)
             raise
         person = username_of(self.current_user)
-        for agent in self.gate.apply_pauses(by=person):
-            await reject_in_kernels(self.links, agent, person, channel="sidebar")
+        shown_as = display_name_of(self.current_user) or person
+        for agent in self.gate.apply_pauses(by=person, by_name=shown_as):
+            await reject_in_kernels(self.links, agent, person, "sidebar", by_name=shown_as)
         self.gate.sweep()
         self.reply({"ok": True, "code": None, "message": "", **record.public()})
