@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
+import sys
 from typing import Any
 
 from .core.agents import AgentRegistry, registry_path
@@ -45,17 +47,43 @@ def running_server_url() -> str | None:
     return None
 
 
-def mcp_config(name: str, token: str, url: str) -> dict[str, Any]:
-    """A ready ``mcpServers`` entry for jupyter-mcp-server connecting as agent ``name``.
+#: How to get what the printed configuration starts, when this machine has neither.
+MCP_LAUNCHER_HINT = (
+    "The configuration starts jupyter-mcp-server with uvx, which this machine does not have. "
+    "Install uv (pip install uv, or see https://docs.astral.sh/uv/), or install the server "
+    f"itself (pip install '{MCP_SERVER_PACKAGE}') and run this again: the configuration then "
+    "starts the jupyter-mcp-server it finds on PATH."
+)
+
+
+def mcp_launcher() -> tuple[str, list[str], bool]:
+    """How the agent's MCP client starts jupyter-mcp-server: ``(command, args, found)``.
+
+    ``uvx`` when it is on PATH (it fetches the pinned release), else an installed
+    ``jupyter-mcp-server`` by its absolute path; else ``uvx``, and ``found`` is False.
+    """
+    uvx = shutil.which("uvx")
+    if uvx is not None:
+        return "uvx", [MCP_SERVER_PACKAGE], True
+    installed = shutil.which("jupyter-mcp-server")
+    if installed is not None:
+        return installed, [], True
+    return "uvx", [MCP_SERVER_PACKAGE], False
+
+
+def mcp_config(name: str, token: str, url: str, launcher: tuple[str, list[str]]) -> dict[str, Any]:
+    """A ready ``mcpServers`` entry for jupyter-mcp-server connecting as agent ``name``,
+    started by ``launcher`` (a command and its arguments).
 
     jupyter-mcp-server 2.2.4 reads DOCUMENT_* and CODE_SANDBOX_* (falling back to
     JUPYTER_*); releases before it read RUNTIME_*. All name the same server and token.
     """
+    command, args = launcher
     return {
         "mcpServers": {
             f"jupyter-{name}": {
-                "command": "uvx",
-                "args": [MCP_SERVER_PACKAGE],
+                "command": command,
+                "args": args,
                 "env": {
                     "JUPYTER_URL": url,
                     "JUPYTER_TOKEN": token,
@@ -82,7 +110,10 @@ def _add(args: argparse.Namespace) -> int:
         print(json.dumps({"name": record.name, "token": token}))
     elif args.mcp:
         url = args.url or running_server_url() or DEFAULT_URL
-        print(json.dumps(mcp_config(record.name, token, url), indent=2))
+        command, launch_args, found = mcp_launcher()
+        print(json.dumps(mcp_config(record.name, token, url, (command, launch_args)), indent=2))
+        if not found:
+            print(MCP_LAUNCHER_HINT, file=sys.stderr)
     else:
         print(f"Agent {record.name!r} added. Its token (shown only now, store it in the agent):")
         print(token)

@@ -6,6 +6,7 @@ import json
 import os
 import stat
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -111,6 +112,60 @@ def test_cli_add_json_prints_the_token_once(state_dir, capsys):
     listed = capsys.readouterr().out
     assert printed["token"] not in listed
     assert json.loads(listed)["agents"][0]["name"] == "bot"
+
+
+def program(folder: Path, name: str) -> Path:
+    """An executable called ``name`` in ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text("#!/bin/sh\nexit 0\n")
+    path.chmod(0o755)
+    return path
+
+
+def test_cli_add_mcp_starts_the_server_with_uvx_when_there_is_one(
+    state_dir, capsys, monkeypatch, tmp_path
+):
+    # Given uvx on PATH (and an installed server too)
+    program(tmp_path / "bin", "uvx")
+    program(tmp_path / "bin", "jupyter-mcp-server")
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    # When the configuration is printed
+    assert cli.main(["agent", "add", "bot", "--mcp", "--url", "http://127.0.0.1:9999/"]) == 0
+    out, err = capsys.readouterr()
+    # Then uvx runs the pinned release, and nothing is said on stderr
+    [entry] = json.loads(out)["mcpServers"].values()
+    assert (entry["command"], entry["args"]) == ("uvx", ["jupyter-mcp-server==2.2.4"])
+    assert err == ""
+
+
+def test_cli_add_mcp_uses_an_installed_server_without_uvx(state_dir, capsys, monkeypatch, tmp_path):
+    # Given no uvx, but jupyter-mcp-server installed on PATH
+    installed = program(tmp_path / "bin", "jupyter-mcp-server")
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    # When the configuration is printed
+    assert cli.main(["agent", "add", "bot", "--mcp", "--url", "http://127.0.0.1:9999/"]) == 0
+    out, err = capsys.readouterr()
+    # Then it starts that server by its path: the configuration works as printed
+    [entry] = json.loads(out)["mcpServers"].values()
+    assert (entry["command"], entry["args"]) == (str(installed), [])
+    assert err == ""
+
+
+def test_cli_add_mcp_says_how_to_get_uvx_when_nothing_can_start_the_server(
+    state_dir, capsys, monkeypatch, tmp_path
+):
+    # Given neither uvx nor an installed server
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    # When the configuration is printed
+    assert cli.main(["agent", "add", "bot", "--mcp", "--url", "http://127.0.0.1:9999/"]) == 0
+    out, err = capsys.readouterr()
+    # Then stdout is still the configuration alone (it can be piped), and stderr says how to
+    # get what it starts
+    [entry] = json.loads(out)["mcpServers"].values()
+    assert entry["command"] == "uvx"
+    assert "pip install uv" in err
+    assert "pip install 'jupyter-mcp-server==2.2.4'" in err
 
 
 def test_cli_add_mcp_prints_a_configuration_jupyter_mcp_server_reads(state_dir, capsys):
