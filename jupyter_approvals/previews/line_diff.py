@@ -70,6 +70,51 @@ def _range(start: int, stop: int) -> str:
     return f"{start + 1 if length else start},{length}"
 
 
+_BOM = b"\xef\xbb\xbf"
+#: Line endings by how people name them.
+_ENDING_NAMES = {b"\r\n": "CRLF (Windows)", b"\n": "LF", b"\r": "CR (old Mac)"}
+
+
+def _ending(line: bytes) -> bytes | None:
+    for ending in (b"\r\n", b"\n", b"\r"):
+        if line.endswith(ending):
+            return ending
+    return None
+
+
+def _endings(lines: list[bytes]) -> dict[bytes, int]:
+    """How many lines end with each kind of line ending (an unterminated last line: none)."""
+    counts: dict[bytes, int] = {}
+    for line in lines:
+        ending = _ending(line)
+        if ending is not None:
+            counts[ending] = counts.get(ending, 0) + 1
+    return counts
+
+
+def _ending_words(counts: dict[bytes, int]) -> str:
+    """ "CRLF (Windows) on 120 lines", "LF on 3 lines and CRLF (Windows) on 1 line"."""
+    parts = [
+        f"{_ENDING_NAMES[ending]} on {count:,} line{'s' if count != 1 else ''}"
+        for ending, count in sorted(counts.items(), key=lambda item: -item[1])
+    ]
+    return " and ".join(parts)
+
+
+def _same_endings(lines: list[bytes]) -> list[bytes]:
+    """``lines`` with every line ending written ``\\n``, for comparing their content."""
+    return [
+        line[: -len(ending)] + b"\n" if (ending := _ending(line)) is not None else line
+        for line in lines
+    ]
+
+
+def _without_bom(lines: list[bytes]) -> list[bytes]:
+    if lines and lines[0].startswith(_BOM):
+        return [lines[0][len(_BOM) :], *lines[1:]]
+    return lines
+
+
 def show_line(line: bytes) -> str:
     """One line as text for the card: decoded (bad bytes replaced), without its line ending."""
     text = line.decode("utf-8", errors="replace")
@@ -126,11 +171,33 @@ def add_diff(
     deadline: Deadline | None = None,
 ) -> LineDiff:
     """Diff ``old`` and ``new`` into ``structured``: the counts as its headline, then the hunks
-    while its budget lasts (the rest counted); the text preview is rendered from it."""
-    diff = diff_lines(split_lines(old), split_lines(new), deadline)
+    while its budget lasts (the rest counted); the text preview is rendered from it.
+
+    A change of line endings (CRLF to LF, say) or of a byte order mark is said in words, and
+    lines that differ only by it are compared as equal: a line removed and added again, the
+    same on screen, would hide it."""
+    old_lines, new_lines = split_lines(old), split_lines(new)
+    said: list[str] = []
+    if old.startswith(_BOM) != new.startswith(_BOM):
+        where = "added at" if new.startswith(_BOM) else "removed from"
+        said.append(f"A UTF-8 byte order mark is {where} the start of the file.")
+        old_lines, new_lines = _without_bom(old_lines), _without_bom(new_lines)
+    old_endings, new_endings = _endings(old_lines), _endings(new_lines)
+    if old_endings and new_endings and set(old_endings) != set(new_endings):
+        changing = sum(n for kind, n in old_endings.items() if kind not in new_endings)
+        structured.count("lines to change their line ending", changing, "changed")
+        said.append(
+            f"Line endings change: {_ending_words(old_endings)} now, "
+            f"{_ending_words(new_endings)} after. Lines that differ only in their ending are "
+            "shown as unchanged."
+        )
+        old_lines, new_lines = _same_endings(old_lines), _same_endings(new_lines)
+    diff = diff_lines(old_lines, new_lines, deadline)
     bound = "" if diff.exact else " (at most)"
     structured.count(f"lines to add{bound}", diff.added, "added")
     structured.count(f"lines to remove{bound}", diff.removed, "removed")
+    for sentence in said:
+        structured.note(sentence)
     if not diff.exact:
         structured.note(
             f"The diff was cut off after {deadline.seconds if deadline else 0:g} s: some "
