@@ -8,6 +8,7 @@ import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 
 import { markAgentCells } from './agentCells';
+import { addKeyboardCommands } from './keyboard';
 import { changesCardFactory } from './changesCard';
 import { ChangeSetsModel } from './changesModel';
 import { shieldIcon } from './icon';
@@ -134,6 +135,7 @@ const plugin: JupyterFrontEndPlugin<IApprovalsModel> = {
       execute: reveal
     });
     palette?.addItem({ command: CommandIDs.show, category: 'Approvals' });
+    addKeyboardCommands(app, palette);
 
     const notifier = new NewRequestNotifier(model, panel, reveal);
     panel.shown.connect(() => notifier.dismiss());

@@ -64,6 +64,8 @@ export class PendingItem {
     private readonly _handlers: IItemHandlers
   ) {
     this._item = item;
+    // Focusable, so the keyboard commands (keyboard.ts) can act on the row that has the focus.
+    this.node.tabIndex = 0;
     this.node.dataset.requestId = item.id;
     this.node.dataset.kernelId = item.kernel_id ?? '';
 

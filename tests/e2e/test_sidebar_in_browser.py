@@ -561,3 +561,35 @@ def test_the_history_shows_one_row_per_request_with_its_lines_folded(
     search.press("Enter")
     expect(rows).to_have_count(1)
     expect(rows.first).to_have_attribute("data-request-id", "c" * 16)
+
+
+@pytest.mark.realtime  # the first key press must come within the row's one-second floor
+def test_the_focused_row_is_approved_from_the_keyboard_once_read(
+    lab_server: LabServer, notebook: Path, page: Page
+):
+    # Given the first protected call's request, its sidebar row focused as soon as it shows
+    nb, cells, _card, seen = open_first_call(page, lab_server, notebook)
+    request_id = request_id_shown(nb, cells.first_call)
+    sidebar = Sidebar(page)
+    sidebar.record_verdicts()
+    sidebar.open()
+    item = sidebar.item(request_id)
+    expect(item).to_be_visible()
+    item.focus()
+    # When the person presses the approve shortcut inside the reading floor
+    page.keyboard.press("Control+Alt+a")
+    # Then nothing is sent (the row's Approve is still waiting for the floor)
+    expect(sidebar.part(item, "approve")).to_be_disabled()
+    assert lab_server.pending()[0]["id"] == request_id
+    # When they press it again once they could have read the request
+    pause_like_a_person(seen)
+    expect(sidebar.part(item, "approve")).to_be_enabled()
+    item.focus()
+    page.keyboard.press("Control+Alt+a")
+    # Then that request is approved, as if its button was pressed
+    assert wait_for_verdict(page, request_id, "ok") == "Approved"
+    # And both commands are in the command palette
+    page.keyboard.press("Control+Shift+c")
+    palette = page.locator("#command-palette")
+    palette.locator("input").fill("Focused Approval Request")
+    expect(palette.locator(".lm-CommandPalette-item")).to_have_count(2)
