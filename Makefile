@@ -222,9 +222,9 @@ test-fast: $(VENV)/.python
 SCREENSHOTS := build/screenshots
 DOC_SCREENSHOT_TESTS = $(shell grep -l 'doc=True' tests/e2e/test_*.py)
 
-screenshots: setup browser
+screenshots: setup browser jupyter-ai
 	rm -rf $(SCREENSHOTS)/docs
-	CHROMIUM_PATH=$(CHROMIUM) $(BIN)/pytest -m e2e $(DOC_SCREENSHOT_TESTS)
+	$(TEST_ENV) $(BIN)/pytest -m e2e $(DOC_SCREENSHOT_TESTS)
 	mkdir -p docs/images
 	cp -R $(SCREENSHOTS)/docs/. docs/images/
 	@echo "docs/images updated from $(SCREENSHOTS)/docs:" && ls $(SCREENSHOTS)/docs

@@ -422,4 +422,6 @@ def test_a_git_commit_card_leads_with_its_files_and_flags_a_staged_secret(
     expect(folded).to_contain_text("How it runs: runs (argv), git settings")
     assert folded.evaluate("node => node.open") is False
     expect(card.locator(".jpa-sp-argv")).to_be_hidden()
-    save_screenshot(card, "git-commit-card-leads-with-files")
+    save_screenshot(
+        card, "git-commit-card-leads-with-files", doc=True, doc_path=DOC_IMAGES / "git-commit.png"
+    )

@@ -21,6 +21,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.lab import (
+    DOC_IMAGES,
     DOC_SIDEBAR_SCREENSHOT,
     EXPECTED_CSV,
     REQUEST_ID,
@@ -550,7 +551,12 @@ def test_the_history_shows_one_row_per_request_with_its_lines_folded(
     expect(events).to_be_hidden()
     rows.nth(1).locator('[data-testid="jpa-sidebar-history-request-toggle"]').click()
     expect(events.locator('[data-testid="jpa-sidebar-history-entry"]')).to_have_count(3)
-    save_screenshot(Sidebar(page).panel, "sidebar-history-requests")
+    save_screenshot(
+        Sidebar(page).panel,
+        "sidebar-history-requests",
+        doc=True,
+        doc_path=DOC_IMAGES / "history.png",
+    )
     # And the outcome filter and the search keep the rows they name
     page.locator('[data-testid="jpa-sidebar-history-outcome"]').select_option("rejected")
     expect(rows).to_have_count(1)
