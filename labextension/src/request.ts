@@ -174,14 +174,23 @@ export async function fetchJournal(
   query: IJournalQuery,
   settings?: ServerConnection.ISettings
 ): Promise<IJournalReply> {
+  const answer = await requestAPI<IJournalReply>(
+    `journal?${queryString(query)}`,
+    { method: 'GET' },
+    settings
+  );
+  return answer.body;
+}
+
+/** Query parameters as a URL's query, the empty and unset ones left out. */
+function queryString(query: object): URLSearchParams {
   const params = new URLSearchParams();
   for (const [name, value] of Object.entries(query)) {
     if (value !== undefined && value !== '') {
       params.set(name, String(value));
     }
   }
-  const answer = await requestAPI<IJournalReply>(`journal?${params}`, { method: 'GET' }, settings);
-  return answer.body;
+  return params;
 }
 
 /** `GET journal/requests`: the journal as one row per request (docs/protocol.md 6.3.1). */
@@ -189,14 +198,8 @@ export async function fetchJournalRequests(
   query: IJournalRequestsQuery,
   settings?: ServerConnection.ISettings
 ): Promise<IJournalRequestsReply> {
-  const params = new URLSearchParams();
-  for (const [name, value] of Object.entries(query)) {
-    if (value !== undefined && value !== '') {
-      params.set(name, String(value));
-    }
-  }
   const answer = await requestAPI<IJournalRequestsReply>(
-    `journal/requests?${params}`,
+    `journal/requests?${queryString(query)}`,
     { method: 'GET' },
     settings
   );

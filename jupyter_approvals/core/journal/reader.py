@@ -6,6 +6,7 @@ else the user owns.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -16,7 +17,14 @@ from typing import IO, Any, Final
 
 from jupyter_approvals.core.journal.files import _READ_FLAGS
 
-__all__ = ["CursorInvalid", "JournalPage", "merge_pages", "parse_entry", "read_entries"]
+__all__ = [
+    "CursorInvalid",
+    "JournalPage",
+    "merge_pages",
+    "open_for_reading",
+    "parse_entry",
+    "read_entries",
+]
 
 _READ_BLOCK: Final = 64 * 1024
 # Any line longer than this is not ours (ours are <= MAX_LINE_BYTES); it is skipped as
@@ -111,6 +119,42 @@ def _check_cursor(f: IO[bytes], before: int, size: int) -> None:
             raise CursorInvalid(f"before={before} is not where a journal line starts")
 
 
+@contextlib.contextmanager
+def _opened(f: IO[bytes], end: int, size: int) -> Iterator[tuple[IO[bytes], int, int]]:
+    with f:
+        yield f, end, size
+
+
+def open_for_reading(
+    path: str | os.PathLike[str], before: int | None
+) -> contextlib.AbstractContextManager[tuple[IO[bytes], int, int]] | None:
+    """The journal at ``path`` opened for reading backwards: ``(file, end, size)`` where
+    ``end`` is where reading starts (``before``, else the size now: entries appended while
+    reading are left for next time). None when there is no file (and no ``before``); a
+    ``before`` that is not a line's start raises :class:`CursorInvalid`; a path that is a
+    link (not followed) or no regular file raises ``OSError``."""
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except FileNotFoundError:
+        if before:
+            raise CursorInvalid(
+                f"before={before} lies outside the journal (it has no file)"
+            ) from None
+        return None
+    f = os.fdopen(fd, "rb")
+    try:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+        size = info.st_size
+        if before is not None:
+            _check_cursor(f, before, size)
+    except BaseException:
+        f.close()
+        raise
+    return _opened(f, size if before is None else before, size)
+
+
 def parse_entry(raw: bytes) -> dict[str, Any] | None:
     """One journal line as an entry, or None when it is not a JSON object."""
     try:
@@ -145,22 +189,10 @@ def read_entries(
     """
     if limit < 0 or offset < 0:
         raise ValueError(f"limit and offset must be >= 0, got limit={limit}, offset={offset}")
-    try:
-        fd = os.open(path, _READ_FLAGS)
-    except FileNotFoundError:
-        if before:
-            raise CursorInvalid(
-                f"before={before} lies outside the journal (it has no file)"
-            ) from None
+    opened = open_for_reading(path, before)
+    if opened is None:
         return JournalPage(total_matching=0 if count_total else None)
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
-        # st_size fixes the snapshot: entries appended while reading are left for next time.
-        end = st.st_size if before is None else before
-        if before is not None:
-            _check_cursor(f, before, st.st_size)
+    with opened as (f, end, _):
         entries: list[dict[str, Any]] = []
         positions: list[int] = []
         matched = 0

@@ -16,19 +16,15 @@ For display only, like :mod:`.reader`: nothing read here authorizes anything.
 
 from __future__ import annotations
 
-import errno
 import os
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import IO, Any, Final
 
-from jupyter_approvals.core.journal.files import _READ_FLAGS
 from jupyter_approvals.core.journal.reader import (
-    CursorInvalid,
-    _check_cursor,
     _iter_lines_reversed,
+    open_for_reading,
     parse_entry,
 )
 
@@ -215,26 +211,15 @@ def read_requests(
     if limit < 1:
         raise ValueError(f"limit must be >= 1, got {limit}")
     keep = keep or RequestFilter()
-    try:
-        fd = os.open(path, _READ_FLAGS)
-    except FileNotFoundError:
-        if before:
-            raise CursorInvalid(
-                f"before={before} lies outside the journal (it has no file)"
-            ) from None
+    opened = open_for_reading(path, before)
+    if opened is None:
         return RequestPage()
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(f.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
-        end = info.st_size if before is None else before
-        if before is not None:
-            _check_cursor(f, before, info.st_size)
+    with opened as (f, end, size):
         lines = _entries_reversed(f, end)
         first = next(lines, None)
         shown_before: set[str] = set()
         if before is not None and first is not None and first[1] is not None:
-            shown_before = _requests_after(f, before, info.st_size, first[1], span_s)
+            shown_before = _requests_after(f, before, size, first[1], span_s)
         return _gather(_chain(first, lines), limit, keep, shown_before, span_s)
 
 

@@ -45,6 +45,20 @@ class _JournalReading(ApprovalsHandler):
             raise errors.ApprovalMalformedMessage(f"limit must be an integer 1-{MAX_JOURNAL_PAGE}.")
         return limit
 
+    def _journal_of(self, place: Path) -> tuple[Path, Path]:
+        """The project of ``place`` and its journal's path (raises when it is unusable)."""
+        project = project_root_for(_existing(place, self.parts.server_root))
+        location = journal_location(project)
+        if isinstance(location.problem, errors.ApprovalJournalUnusable):
+            raise location.problem
+        return project, location.path
+
+    def _disagreements(self, journal: Path) -> list[dict[str, Any]]:
+        """Where the kernels' and the server's records of the newest requests disagree."""
+        recent = _RECENT.entries(journal)
+        found = find_disagreements(recent, time.time(), self.parts.approval_ttl_s)
+        return [disagreement.as_dict() for disagreement in found]
+
     def _place(self, path: str | None = None) -> Path:
         """The file or folder ``path`` (default: the ``path`` argument) names, always inside
         the server root. A notebook not saved yet (an agent's new one) counts as being in its
@@ -97,13 +111,10 @@ class JournalHandler(_JournalReading):
 
     def _page_text(self, place: Path, elsewhere: set[str], query: _Query) -> str:
         """The answer's JSON text (runs in a worker thread)."""
-        project = project_root_for(_existing(place, self.parts.server_root))
-        location = journal_location(project)
-        if isinstance(location.problem, errors.ApprovalJournalUnusable):
-            raise location.problem
+        project, journal = self._journal_of(place)
         try:
             view = read_journal_view(
-                location.path,
+                journal,
                 elsewhere,
                 limit=query.limit,
                 offset=query.offset,
@@ -115,17 +126,15 @@ class JournalHandler(_JournalReading):
             raise errors.ApprovalMalformedMessage(
                 f"{exc}; before must be the next_before of a page of this journal."
             ) from None
-        recent = _RECENT.entries(location.path)
-        disagreements = find_disagreements(recent, time.time(), self.parts.approval_ttl_s)
         return json.dumps(
             {
                 "entries": view.entries,
-                "disagreements": [d.as_dict() for d in disagreements],
+                "disagreements": self._disagreements(journal),
                 "has_more": view.has_more,
                 "next_before": _cursor_text(view.next_before),
                 "offset": query.offset,
                 "limit": query.limit,
-                "journal": str(location.path),
+                "journal": str(journal),
                 "other_journals": view.others,
                 "unreadable_journals": view.unreadable,
                 "project_root": str(project),
@@ -170,26 +179,21 @@ class JournalRequestsHandler(_JournalReading):
 
     def _page_text(self, place: Path, limit: int, before: int | None, keep: RequestFilter) -> str:
         """The answer's JSON text (runs in a worker thread)."""
-        project = project_root_for(_existing(place, self.parts.server_root))
-        location = journal_location(project)
-        if isinstance(location.problem, errors.ApprovalJournalUnusable):
-            raise location.problem
+        project, journal = self._journal_of(place)
         try:
-            page = read_requests(location.path, limit=limit, before=before, keep=keep)
+            page = read_requests(journal, limit=limit, before=before, keep=keep)
         except CursorInvalid as exc:
             raise errors.ApprovalMalformedMessage(
                 f"{exc}; before must be the next_before of a page of requests."
             ) from None
-        recent = _RECENT.entries(location.path)
-        disagreements = find_disagreements(recent, time.time(), self.parts.approval_ttl_s)
         return json.dumps(
             {
                 "requests": page.rows,
-                "disagreements": [d.as_dict() for d in disagreements],
+                "disagreements": self._disagreements(journal),
                 "has_more": page.has_more,
                 "next_before": None if page.next_before is None else str(page.next_before),
                 "limit": limit,
-                "journal": str(location.path),
+                "journal": str(journal),
                 "project_root": str(project),
                 "corrupt_lines": page.corrupt_lines,
             }
