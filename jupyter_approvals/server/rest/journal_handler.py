@@ -12,6 +12,7 @@ import asyncio
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,13 @@ class _JournalReading(ApprovalsHandler):
         if isinstance(location.problem, errors.ApprovalJournalUnusable):
             raise location.problem
         return project, location.path
+
+    async def _finish_off_loop(self, text: Callable[[], str]) -> None:
+        """Send the JSON answer ``text`` computes, computed in a worker thread: reading a large
+        journal takes a while, and the event loop serves every other request meanwhile."""
+        body = await asyncio.to_thread(text)
+        self.set_header("Content-Type", "application/json")
+        self.finish(body)
 
     def _disagreements(self, journal: Path) -> list[dict[str, Any]]:
         """Where the kernels' and the server's records of the newest requests disagree."""
@@ -102,12 +110,7 @@ class JournalHandler(_JournalReading):
         )
         place = self._place()
         elsewhere = self.links.journals_elsewhere()
-        # Reading a large journal takes a while: all of it (the project lookup, the reading,
-        # the answer's encoding) runs off the event loop, which serves every other request
-        # of the server meanwhile.
-        body = await asyncio.to_thread(self._page_text, place, elsewhere, query)
-        self.set_header("Content-Type", "application/json")
-        self.finish(body)
+        await self._finish_off_loop(lambda: self._page_text(place, elsewhere, query))
 
     def _page_text(self, place: Path, elsewhere: set[str], query: _Query) -> str:
         """The answer's JSON text (runs in a worker thread)."""
@@ -123,9 +126,7 @@ class JournalHandler(_JournalReading):
                 before=query.before,
             )
         except CursorInvalid as exc:
-            raise errors.ApprovalMalformedMessage(
-                f"{exc}; before must be the next_before of a page of this journal."
-            ) from None
+            raise _cursor_refused(exc, "this journal") from None
         return json.dumps(
             {
                 "entries": view.entries,
@@ -173,9 +174,7 @@ class JournalRequestsHandler(_JournalReading):
             agent=self.get_argument("agent", None) or None,
             search=(self.get_argument("q", None) or "").strip() or None,
         )
-        body = await asyncio.to_thread(self._page_text, place, limit, before, keep)
-        self.set_header("Content-Type", "application/json")
-        self.finish(body)
+        await self._finish_off_loop(lambda: self._page_text(place, limit, before, keep))
 
     def _page_text(self, place: Path, limit: int, before: int | None, keep: RequestFilter) -> str:
         """The answer's JSON text (runs in a worker thread)."""
@@ -183,9 +182,7 @@ class JournalRequestsHandler(_JournalReading):
         try:
             page = read_requests(journal, limit=limit, before=before, keep=keep)
         except CursorInvalid as exc:
-            raise errors.ApprovalMalformedMessage(
-                f"{exc}; before must be the next_before of a page of requests."
-            ) from None
+            raise _cursor_refused(exc, "requests") from None
         return json.dumps(
             {
                 "requests": page.rows,
@@ -209,6 +206,13 @@ class _Query:
     before: list[int] | None
     event: str | None
     action: str | None
+
+
+def _cursor_refused(exc: CursorInvalid, pages: str) -> errors.ApprovalMalformedMessage:
+    """The refusal of a ``before`` that is no cursor of ``pages``."""
+    return errors.ApprovalMalformedMessage(
+        f"{exc}; before must be the next_before of a page of {pages}."
+    )
 
 
 def _existing(place: Path, root: Path) -> Path:
