@@ -39,7 +39,11 @@ class Execution:
 
     status: str
     outputs: list[dict[str, Any]] = field(default_factory=list)
+    #: The exception the cell ended with (``ename``, ``evalue``, ``traceback``), as its
+    #: ``execute_reply`` says: a cell can end in error without an error output.
     error: dict[str, Any] | None = None
+    #: The error output the cell published (what a notebook shows in red), if any.
+    error_output: dict[str, Any] | None = None
 
     @property
     def ename(self) -> str | None:
@@ -138,11 +142,29 @@ class KernelFrontend:
             if kind in ("stream", "display_data", "execute_result"):
                 result.outputs.append({"output_type": kind, **content})
             elif kind == "error":
-                result.error = content
+                result.error_output = content
             elif kind == "status" and content.get("execution_state") == "idle":
                 idle = True
+        reply = self._execute_reply(msg_id, deadline)
+        if reply.get("status") == "error":
+            result.error = {key: reply.get(key) for key in ("ename", "evalue", "traceback")}
+        elif reply.get("status") is None:  # no reply in time: what the outputs said
+            result.error = result.error_output
         result.status = "error" if result.error else "ok"
         return result
+
+    def _execute_reply(self, msg_id: str, deadline: float) -> dict[str, Any]:
+        """The content of the ``execute_reply`` to ``msg_id`` (replies to others are dropped:
+        nothing here waits for them), or an empty dict when none came before the deadline."""
+        while True:
+            try:
+                reply = self.client.get_shell_msg(timeout=max(0.1, deadline - time.monotonic()))
+            except queue.Empty:
+                return {}
+            if reply["parent_header"].get("msg_id") == msg_id:
+                return dict(reply["content"])
+            if time.monotonic() > deadline:
+                return {}
 
     # -- widgets (the approval card) ----------------------------------------------------
 

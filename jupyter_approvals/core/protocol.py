@@ -20,6 +20,12 @@ COMM_PROTOCOL_VERSION: Final = 1
 STAMP_KEY: Final = "jupyter_approvals"
 #: The key in a cell's metadata under which the server marks an agent's cells (7.2).
 CELL_METADATA_KEY: Final = "jupyter_approvals"
+#: The MIME type a card's output carries beside the widget view: the request it showed, so a
+#: notebook reopened without the kernel's widget can show what was asked and how it ended (4.2).
+CARD_MIMETYPE: Final = "application/vnd.jupyter-approvals.card+json"
+#: The MIME type of the quiet line a stopped call leaves under its card: the ApprovalPending
+#: error's code, message and details, for agents that read outputs (4.2).
+PENDING_MIMETYPE: Final = "application/vnd.jupyter-approvals.pending+json"
 #: The request fields a card's view reports as displayed; they must equal the store's record.
 SHOWN_FIELDS: Final = (
     "action",

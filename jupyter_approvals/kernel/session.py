@@ -117,7 +117,7 @@ class KernelSession:
             self.endpoint = CommEndpoint(self.decisions, self._listing, self._learn_session_path)
             # Announce: the server learns that approvals are served here, even mid-cell.
             self.endpoint.broadcast_changed()
-            show_approval_errors_briefly(shell)
+            show_approval_errors_briefly(shell, self._cards.stopped)
             # A cell that runs again has its outputs cleared: a card shown there is gone.
             shell.events.register("pre_run_cell", self._cards.cell_runs)
             threading.Thread(

@@ -9,6 +9,8 @@ import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 
 import { markAgentCells } from './agentCells';
 import { addKeyboardCommands } from './keyboard';
+import { CARD_OUTPUT_RANK, cardOutputFactory } from './cardOutput';
+import { CardOutcomes } from './cardOutcomes';
 import { changesCardFactory } from './changesCard';
 import { ChangeSetsModel } from './changesModel';
 import { shieldIcon } from './icon';
@@ -17,6 +19,7 @@ import { openRequestingCell } from './openCell';
 import { ApprovalsPanel } from './panel';
 import { NewRequestNotifier } from './notify';
 import { OPEN_PREVIEW_EVENT, listedRequest, previewPanelId } from './openPreview';
+import { pendingNoteFactory } from './pendingNote';
 import { PreviewPanel } from './previewPanel';
 import { IItemHandlers, isOpenable } from './pendingItem';
 import { IApprovalsModel } from './tokens';
@@ -53,6 +56,7 @@ const plugin: JupyterFrontEndPlugin<IApprovalsModel> = {
     // The card under a cell that changed files in its sandboxed kernel: notebooks take their
     // renderers from this registry when they open, after the plugins activated.
     rendermime?.addFactory(changesCardFactory(changeSets));
+    rendermime?.addFactory(pendingNoteFactory);
     if (tracker) {
       markAgentCells(tracker);
     }
@@ -82,6 +86,14 @@ const plugin: JupyterFrontEndPlugin<IApprovalsModel> = {
         app.shell.activateById(id);
       }
     };
+    // A notebook's cards: the kernel's (its own registry holds its widget renderer) and the
+    // server's for held agent code, both asking the journal how an ended request ended.
+    const outcomes = new CardOutcomes(serverSettings);
+    tracker?.widgetAdded.connect((_, notebook) => {
+      const lookup = (id: string) => outcomes.lookup(notebook.context.path, id);
+      const registry = notebook.content.rendermime;
+      registry.addFactory(cardOutputFactory(registry, lookup), CARD_OUTPUT_RANK);
+    });
     // A card's "open full size" (the card cannot reach the shell): the event only names
     // the request; the tab shows the sidebar's own row of it, as the server listed it, so a
     // script on the page sending the event can show nothing of its own. Display only.

@@ -214,6 +214,8 @@ export interface IJournalRequestsQuery {
   agent?: string;
   q?: string;
   path?: string;
+  /** Only these requests: their ids, separated by commas (at most 200). */
+  request?: string;
 }
 
 /** One request as `GET journal/requests` rows it: its lines gathered, newest first. */

@@ -551,7 +551,24 @@ def pause_like_a_person(since: float) -> None:
 
 
 FINGERPRINT = re.compile(r"sha256:[0-9a-f]{64}")
-REQUEST_ID = re.compile(r"Request ([0-9a-f]{16})")
+#: The quiet line under a card whose call stopped to ask (docs/protocol.md 4.2).
+PENDING_NOTE = "[data-testid='jpa-pending-note']"
+#: An error output, shown in red.
+ERROR_OUTPUT = ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
+
+
+def request_id_shown(nb: NotebookPage, cell: int) -> str:
+    """The request of the card in the cell's output, after checking that the stopped call
+    left one quiet line under it and no red error."""
+    output = nb.output(cell)
+    expect(output.locator(PENDING_NOTE)).to_have_text(
+        re.compile(r"^Stopped before \S+ ran: it needs a person's approval")
+    )
+    expect(output.locator(ERROR_OUTPUT)).to_have_count(0)
+    request_id = nb.card(cell).get_attribute("data-request-id")
+    assert request_id is not None
+    assert re.fullmatch(r"[0-9a-f]{16}", request_id), request_id
+    return request_id
 
 
 def expect_rejected_call(

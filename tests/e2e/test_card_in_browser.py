@@ -19,7 +19,6 @@ from tests.e2e.lab import (
     CARD,
     EXPECTED_CSV,
     FINGERPRINT,
-    REQUEST_ID,
     TARGET,
     TIME_LEFT,
     USE_WITHIN,
@@ -28,6 +27,7 @@ from tests.e2e.lab import (
     QuickstartCells,
     expect_rejected_call,
     pause_like_a_person,
+    request_id_shown,
     save_screenshot,
 )
 
@@ -49,16 +49,6 @@ def open_first_call(page: Page, server: LabServer, notebook: Path):
     card = nb.card(cells.first_call)
     expect(card).to_be_visible()
     return nb, cells, card, time.monotonic()
-
-
-def request_id_shown(nb: NotebookPage, cell: int) -> str:
-    """The request id the ApprovalPending error in the cell's output names."""
-    text = nb.output(cell).inner_text()
-    assert "ApprovalPending" in text, text
-    assert "APPROVAL_PENDING" in text, text
-    match = REQUEST_ID.search(text)
-    assert match, text
-    return match.group(1)
 
 
 def button(card: Locator, name: str) -> Locator:
@@ -241,7 +231,7 @@ def saved_outputs(notebook: Path, cell: int) -> str:
     return "\n".join("".join(o.get("data", {}).get("text/plain", "")) for o in outputs)
 
 
-def test_a_repeated_call_points_to_the_one_live_card_and_the_saved_text_reads_as_past(
+def test_a_repeated_call_points_to_the_one_live_card_and_the_reopened_notebook_reads_as_past(
     lab_server: LabServer, notebook: Path, page: Page
 ):
     # Given the first protected call's card, shown by the notebook's cell [n]
@@ -300,3 +290,26 @@ def test_a_repeated_call_points_to_the_one_live_card_and_the_saved_text_reads_as
     assert "Approve or reject" not in card_text
     assert "ended: approved and executed" in saved_outputs(notebook, cells.agent_view)
     assert nb.errors == []
+
+    # When its kernel ends and the person reopens the notebook the next day
+    lab_server.shutdown_kernels()
+    page.reload()
+    reopened = NotebookPage.open(page, lab_server, notebook)
+
+    # Then the card's place shows the request as a dated record with how it ended, read from
+    # the journal, and no widget error anywhere
+    record = reopened.output(cells.first_call).locator("[data-testid='jpa-card-record']")
+    expect(record).to_be_visible()
+    expect(record).to_have_attribute("data-request-id", request_id)
+    expect(record.locator("[data-testid='jpa-card-record-title']")).to_have_text(
+        "Approval request: table.write"
+    )
+    expect(record).to_contain_text("Write quickstart-output/sales.csv")
+    expect(record.locator("[data-testid='jpa-card-record-outcome']")).to_have_text(
+        re.compile(r"^Ran, approved by \S.* in the card after \d+\.\d s \(.+\)\.$")
+    )
+    expect(record).to_contain_text("no longer live")
+    expect(page.get_by_text("Error displaying widget")).to_have_count(0)
+    expect(reopened.output(cells.first_call).locator(CARD)).to_have_count(0)
+    save_screenshot(reopened.cell(cells.first_call), "reopened-card-record")
+    assert reopened.errors == []

@@ -24,7 +24,6 @@ from tests.e2e.lab import (
     DOC_IMAGES,
     DOC_SIDEBAR_SCREENSHOT,
     EXPECTED_CSV,
-    REQUEST_ID,
     TARGET,
     TIME_LEFT,
     LabServer,
@@ -34,6 +33,7 @@ from tests.e2e.lab import (
     expect_rejected_call,
     fresh_quickstart,
     pause_like_a_person,
+    request_id_shown,
     save_screenshot,
 )
 
@@ -66,15 +66,6 @@ def open_first_call(page: Page, server: LabServer, notebook: Path):
     card = nb.card(cells.first_call)
     expect(card).to_be_visible()
     return nb, cells, card, time.monotonic()
-
-
-def request_id_shown(nb: NotebookPage, cell: int) -> str:
-    """The request id the ApprovalPending error in the cell's output names."""
-    text = nb.output(cell).inner_text()
-    assert "APPROVAL_PENDING" in text, text
-    match = REQUEST_ID.search(text)
-    assert match, text
-    return match.group(1)
 
 
 def kernel_of(server: LabServer, notebook: Path) -> str:

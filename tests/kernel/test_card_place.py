@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from jupyter_approvals.core.protocol import CARD_MIMETYPE, PENDING_MIMETYPE
 from jupyter_approvals.kernel.magics import home_relative
 from jupyter_approvals.testing import Execution, KernelFrontend
 from tests.conftest import journal_lines
@@ -143,12 +144,25 @@ def test_the_card_text_is_dated_and_reads_as_past_once_rejected(frontend):
     seen = record_iopub(frontend)
     run(frontend, SETUP)
     first = run(frontend, CALL)
-    [text] = first.data()
+    [card_output] = [o for o in first.outputs if WIDGET in o.get("data", {})]
+    text = card_output["data"]["text/plain"]
     assert re.search(rf"request [0-9a-f]{{16}}, {SHOWN_ON}, answer by ", text), text
     assert text.startswith("Approval needed: table.write\n")
     run(frontend, CALL)
     card = frontend.cards()[-1]
     request_id = card.state["request_id"]
+    # And beside it the request it shows, for a frontend that finds the widget gone later
+    record = card_output["data"][CARD_MIMETYPE]
+    assert record == {
+        "version": 1,
+        "request_id": request_id,
+        "action": "table.write",
+        "summary": card.state["summary"],
+        "fingerprint": card.state["fingerprint"],
+        "asked_at": record["asked_at"],
+        "agent": None,
+    }
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", record["asked_at"])
     # When the person rejects it in the card with a reason
     approve_as_person(frontend, card, "reject", reason="not\nnow")
     frontend.pump(0.5)
@@ -162,6 +176,18 @@ def test_the_card_text_is_dated_and_reads_as_past_once_rejected(frontend):
     ), ended
     assert "Approve or reject" not in ended
     assert "answer by" not in ended
+    # And the quiet line's JSON no longer names a deadline: it says how the request ended
+    [stopped] = [
+        m["content"]["data"]
+        for m in seen
+        if m["msg_type"] == "update_display_data"
+        and m["content"]["transient"]["display_id"] == f"jupyter-approvals-stopped-{request_id}"
+    ]
+    assert stopped["text/plain"] == first.outputs[-1]["data"]["text/plain"]
+    detail = stopped[PENDING_MIMETYPE]["details"]
+    assert (detail["status"], detail["ended"]) == ("rejected", "rejected, reason: not now")
+    assert "expires_at" not in detail
+    assert "until" not in stopped[PENDING_MIMETYPE]["message"]
     update = next(m for m in seen if m["msg_type"] == "update_display_data")
     assert update["content"]["data"][WIDGET]["model_id"] == card.model_id
     # And so is the pointer

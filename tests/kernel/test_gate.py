@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from jupyter_approvals.core.protocol import PENDING_MIMETYPE
 from tests.conftest import journal_lines
 from tests.kernel.helpers import SETUP, approve_as_person, pending_call, run, value
 
@@ -247,14 +250,51 @@ def test_journal_inside_the_project_refuses_protected_calls(project, kernel_env)
         assert fe.cards() == []
 
 
-def test_approval_errors_show_their_message_not_the_gates_frames(frontend):
-    # Given a pending call
+def test_a_pending_call_leaves_its_card_and_one_quiet_line_not_an_error(frontend):
+    # Given a protected writer
     run(frontend, SETUP)
+    # When a call stops to ask for approval
     result = run(frontend, "save('x', 'x.txt')")
-    # When its error is shown
-    traceback = "".join(result.error["traceback"])
-    # Then it is the one-line message a person and an agent act on
+    # Then the cell ended in error, so nothing after the call ran and "Run all" stops here
     assert result.ename == "ApprovalPending"
-    assert "APPROVAL_PENDING" in traceback
+    assert "APPROVAL_PENDING" in "".join(result.error["traceback"])
+    assert "gate.py" not in "".join(result.error["traceback"])
+    # And no red error output shows: the card and one line that stays true once it ended
+    assert result.error_output is None
+    (card_output, note) = result.outputs
+    assert "application/vnd.jupyter.widget-view+json" in card_output["data"]
+    line = note["data"]["text/plain"]
+    assert line.startswith("Stopped before table.write ran")
+    assert not re.search(r"\n|UTC|\d\d:\d\d|request", line), line
+    # And agents read the whole error beside it
+    detail = note["data"][PENDING_MIMETYPE]
+    assert detail["code"] == "APPROVAL_PENDING"
+    assert detail["details"]["request_id"] == frontend.cards()[-1].state["request_id"]
+    assert detail["details"]["fingerprint"].startswith("sha256:")
+
+
+def test_a_repeated_pending_call_shows_one_output_the_pointer(frontend):
+    # Given a pending call whose card shows in one cell
+    run(frontend, SETUP)
+    run(frontend, "save('x', 'x.txt')")
+    # When another cell makes the same call again
+    again = run(frontend, "save('x', 'x.txt')")
+    # Then that cell shows one output, pointing to the card, and still ends in error
+    assert again.ename == "ApprovalPending"
+    assert again.error_output is None
+    assert [o["data"]["text/plain"][:16] for o in again.outputs] == ["Already asked in"]
+
+
+def test_other_approval_errors_show_their_message_not_the_gates_frames(frontend):
+    # Given a rejected call
+    run(frontend, SETUP)
+    card = pending_call(frontend, "save('x', 'x.txt')")
+    approve_as_person(frontend, card, decision="reject")
+    # When the call is made again and ends in its outcome
+    result = run(frontend, "save('x', 'x.txt')")
+    # Then it shows as an error output: the one-line message a person and an agent act on
+    assert result.ename == "ApprovalRejected"
+    traceback = "".join(result.error_output["traceback"])
+    assert "APPROVAL_REJECTED" in traceback
     assert "gate.py" not in traceback
-    assert len(result.error["traceback"]) == 1
+    assert len(result.error_output["traceback"]) == 1

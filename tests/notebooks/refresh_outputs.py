@@ -15,6 +15,7 @@ the home directory ``~`` and a journal's file name ``<project>.jsonl``.
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from collections.abc import Iterator
@@ -91,6 +92,9 @@ def strip_machine_paths(notebook: Any) -> None:
         for mime, value in output.get("data", {}).items():
             if mime.startswith("text/") and isinstance(value, str):
                 output["data"][mime] = without_machine_paths(value)
+            elif mime.endswith("+json"):
+                # The approval JSON beside a card and its stopped call names paths too.
+                output["data"][mime] = json.loads(without_machine_paths(json.dumps(value)))
 
 
 def refresh(path: Path) -> None:

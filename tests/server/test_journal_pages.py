@@ -207,6 +207,16 @@ async def test_the_journal_as_requests_pages_one_row_per_request(jp_fetch, jp_ro
     # And the search finds a request by its summary
     found = await get_json(jp_fetch, "journal", "requests", params={"q": "part-42.csv"})
     assert [row["request_id"] for row in found["requests"]] == [f"{42:016x}"]
+    # And a reopened notebook's cards find their requests by id, one lookup for all of them
+    ids = [f"{n:016x}" for n in (3, 41, 57)]
+    cards = await get_json(
+        jp_fetch,
+        "journal",
+        "requests",
+        params={"request": ",".join(ids), "path": "clean.ipynb", "limit": "3"},
+    )
+    assert [row["request_id"] for row in cards["requests"]] == ids[::-1]
+    assert {row["outcome"] for row in cards["requests"]} == {"executed"}
 
 
 @pytest.mark.parametrize(
@@ -217,6 +227,8 @@ async def test_the_journal_as_requests_pages_one_row_per_request(jp_fetch, jp_ro
         {"outcome": "maybe"},
         {"limit": "0"},
         {"notebook": "../elsewhere.ipynb"},
+        {"request": "not-an-id"},
+        {"request": ",".join(["0123456789abcdef"] * 201)},
     ],
 )
 async def test_a_page_of_requests_that_cannot_be_read_is_refused_clearly(
@@ -225,7 +237,7 @@ async def test_a_page_of_requests_that_cannot_be_read_is_refused_clearly(
     # Given a journal of a few requests
     request_lines(journal_path(Path(jp_root_dir).resolve(), state_dir), "/x.ipynb", 3)
     # When a page is asked with a cursor this route never gave, an outcome that does not
-    # exist, no room, or a notebook outside the root
+    # exist, no room, a notebook outside the root, or ids that are none or too many
     with pytest.raises(HTTPClientError) as caught:
         await jp_fetch(API, "journal", "requests", params=params)
     # Then it is refused with a stable code

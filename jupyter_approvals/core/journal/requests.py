@@ -84,9 +84,13 @@ class RequestFilter:
     #: Case-insensitive text found in the summary, action, notebook, agent, id, decider or
     #: reason of any of the row's lines.
     search: str | None = None
+    #: Only the requests of these ids (a reopened notebook asks how its cards ended).
+    request_ids: frozenset[str] | None = None
 
     def keeps(self, row: dict[str, Any]) -> bool:
         """Whether ``row`` (:meth:`_Row.as_dict`) passes every test."""
+        if self.request_ids is not None and row["request_id"] not in self.request_ids:
+            return False
         if self.outcome is not None and row["outcome"] != self.outcome:
             return False
         if self.notebook_path is not None and row.get("notebook_path") != self.notebook_path:

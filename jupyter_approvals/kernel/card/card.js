@@ -28,6 +28,7 @@ const OPEN_PREVIEW_EVENT = 'jupyter-approvals:open-preview';
 function render({ model, el: root }) {
   const card = el('div', 'jpa-card');
   card.setAttribute('data-testid', 'jpa-card');
+  card.dataset.requestId = model.get('request_id');
   // Focusable: the sidebar's keyboard commands approve or reject the card that has the focus.
   card.tabIndex = 0;
   root.appendChild(card);

@@ -21,10 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...core import errors
 from ...core.model import Origin, RequestInfo
+from ...core.protocol import PENDING_MIMETYPE
 from .. import frontend
 from ..decisions import Decisions
-from .text import ended_phrase, pointer_text
+from .text import ended_detail, ended_phrase, pointer_text, stopped_line
 from .widget import ApprovalCard
 
 #: Cards of ended requests kept alive (so their final state stays visible) before closing.
@@ -47,11 +49,24 @@ class Shown:
     pointed_in: str | None = None
     #: The ended phrase the outputs were last updated to, once the request ended.
     ended: str | None = None
+    #: The stopped call's JSON under the card (display id :func:`stopped_display_id`), once a
+    #: call stopped where the card shows.
+    stopped: dict[str, Any] | None = None
 
 
 def card_display_id(request_id: str) -> str:
     """The display id of the outputs showing ``request_id``'s card."""
     return f"jupyter-approvals-card-{request_id}"
+
+
+def stopped_display_id(request_id: str) -> str:
+    """The display id of the quiet lines under ``request_id``'s card."""
+    return f"jupyter-approvals-stopped-{request_id}"
+
+
+def stopped_bundle(action: str, detail: dict[str, Any]) -> dict[str, Any]:
+    """The quiet line's output: its text, and the stopped call's JSON for agents."""
+    return {"text/plain": stopped_line(action), PENDING_MIMETYPE: detail}
 
 
 def pointer_display_id(request_id: str) -> str:
@@ -129,6 +144,42 @@ class CardRegistry:
                 if shown.cell_id == cell_id:
                     shown.gone = True
 
+    def shown_in_run(self, request_id: str) -> str | None:
+        """What the current cell run shows of ``request_id``: ``"card"``, ``"pointer"`` (a
+        line pointing to its card elsewhere), or None."""
+        execution = (frontend.current_parent().get("header") or {}).get("msg_id")
+        with self._lock:
+            shown = self.shown.get(request_id)
+        if shown is None or execution is None:
+            return None
+        if shown.execution == execution:
+            return "card"
+        return "pointer" if shown.pointed_in == execution else None
+
+    def stopped(self, error: errors.ApprovalPending) -> bool:
+        """A call of the current run stopped with ``error``: show its quiet line under the
+        card this run shows (nothing more where the run shows a pointer, which is then its one
+        output). False when the run shows neither, and the error should show as usual."""
+        from IPython.display import display
+
+        request_id = str(error.details.get("request_id", ""))
+        here = self.shown_in_run(request_id)
+        if here is None:
+            return False
+        if here == "card":
+            detail = error.to_dict()
+            action = str(error.details.get("action", ""))
+            with self._lock:
+                shown = self.shown.get(request_id)
+                if shown is not None:
+                    shown.stopped = detail
+            display(  # type: ignore[no-untyped-call]
+                stopped_bundle(action, detail),
+                raw=True,
+                display_id=stopped_display_id(request_id),
+            )
+        return True
+
     def comm_of(self, request_id: str) -> str | None:
         """The comm id of ``request_id``'s card (where a decision from it arrives), if any."""
         with self._lock:
@@ -156,6 +207,12 @@ class CardRegistry:
                 {"text/plain": pointer_text(info, shown.execution_count)},
                 raw=True,
                 display_id=pointer_display_id(info.id),
+            )
+        if shown.stopped is not None:
+            update_display(  # type: ignore[no-untyped-call]
+                stopped_bundle(info.action, ended_detail(shown.stopped, info)),
+                raw=True,
+                display_id=stopped_display_id(info.id),
             )
 
     def trim(self, live: Iterable[str]) -> None:

@@ -138,3 +138,26 @@ def pointer_text(info: RequestInfo, execution_count: int | None) -> str:
         else "waiting for a decision: approve or reject it there or in the Approvals sidebar."
     )
     return f"Already asked in {card} (request {info.id}), {state}"
+
+
+def stopped_line(action: str) -> str:
+    """The quiet line under a card whose call stopped to ask: why the cell stopped, in words
+    that stay true once the request ended (no deadline, no state)."""
+    return (
+        f"Stopped before {action or 'the call'} ran: it needs a person's approval, in the card "
+        "above or the Approvals sidebar. Once approved, run the call again."
+    )
+
+
+def ended_detail(detail: dict[str, Any], info: RequestInfo) -> dict[str, Any]:
+    """The stopped call's JSON (an ``ApprovalPending.to_dict()``) once its request ended: its
+    status and how it ended instead of the deadline that no longer applies."""
+    details = {k: v for k, v in detail.get("details", {}).items() if k != "expires_at"}
+    details["status"] = info.status.value
+    ended = ended_phrase(info) or info.status.value
+    details["ended"] = ended
+    return {
+        **detail,
+        "details": details,
+        "message": f"{info.action} stopped to ask for approval; the request ended: {ended}.",
+    }

@@ -22,7 +22,7 @@ from traitlets import Dict, Int, Unicode
 
 from ...core import errors
 from ...core.model import Origin, RequestInfo, Status, iso_utc
-from ...core.protocol import SHOWN_FIELDS
+from ...core.protocol import CARD_MIMETYPE, SHOWN_FIELDS
 from .text import card_text, origin_text, state_message
 
 if TYPE_CHECKING:
@@ -193,3 +193,23 @@ class ApprovalCard(anywidget.AnyWidget):
 
     def __repr__(self) -> str:
         return card_text(self._info)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        # Beside the widget view and the text: the request it shows, for a frontend that
+        # finds the widget gone (a notebook reopened after its kernel ended, docs/protocol.md
+        # 4.2). Fixed facts only: how the request ended is looked up, never stored here.
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None:
+            return None
+        data, metadata = bundle
+        info = self._info
+        data[CARD_MIMETYPE] = {
+            "version": 1,
+            "request_id": info.id,
+            "action": info.action,
+            "summary": info.summary,
+            "fingerprint": info.fingerprint,
+            "asked_at": iso_utc(info.created_at),
+            "agent": info.origin.agent or None,
+        }
+        return data, metadata

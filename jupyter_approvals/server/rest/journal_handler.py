@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -144,6 +145,11 @@ class JournalHandler(_JournalReading):
         )
 
 
+#: How many ids one ``GET journal/requests?request=`` may name (a notebook's cards at once).
+MAX_REQUEST_IDS = 200
+_REQUEST_ID = re.compile(r"[0-9a-f]{16}")
+
+
 class JournalRequestsHandler(_JournalReading):
     """``GET journal/requests``: a project's journal as requests, one row each, newest first
     (display only)."""
@@ -168,11 +174,18 @@ class JournalRequestsHandler(_JournalReading):
             )
         notebook = self.get_argument("notebook", None) or None
         place = self._place(notebook) if notebook else self._place()
+        ids = [part for part in (self.get_argument("request", None) or "").split(",") if part]
+        if len(ids) > MAX_REQUEST_IDS or not all(_REQUEST_ID.fullmatch(part) for part in ids):
+            raise errors.ApprovalMalformedMessage(
+                f"request must be up to {MAX_REQUEST_IDS} request ids (16 hexadecimal digits), "
+                "separated by commas."
+            )
         keep = RequestFilter(
             outcome=outcome,
             notebook_path=str(place) if notebook else None,
             agent=self.get_argument("agent", None) or None,
             search=(self.get_argument("q", None) or "").strip() or None,
+            request_ids=frozenset(ids) if ids else None,
         )
         await self._finish_off_loop(lambda: self._page_text(place, limit, before, keep))
 
