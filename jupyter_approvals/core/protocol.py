@@ -26,6 +26,9 @@ CARD_MIMETYPE: Final = "application/vnd.jupyter-approvals.card+json"
 #: The MIME type of the quiet line a stopped call leaves under its card: the ApprovalPending
 #: error's code, message and details, for agents that read outputs (4.2).
 PENDING_MIMETYPE: Final = "application/vnd.jupyter-approvals.pending+json"
+#: The MIME type of the server's answer to an agent's held code: the request it holds, which
+#: the sidebar's extension renders as that request's card under the agent's cell (7.3).
+HELD_MIMETYPE: Final = "application/vnd.jupyter-approvals.held+json"
 #: The request fields a card's view reports as displayed; they must equal the store's record.
 SHOWN_FIELDS: Final = (
     "action",

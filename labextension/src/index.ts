@@ -12,6 +12,7 @@ import { addKeyboardCommands } from './keyboard';
 import { CARD_OUTPUT_RANK, cardOutputFactory } from './cardOutput';
 import { CardOutcomes } from './cardOutcomes';
 import { changesCardFactory } from './changesCard';
+import { heldCardFactory } from './heldCard';
 import { ChangeSetsModel } from './changesModel';
 import { shieldIcon } from './icon';
 import { ApprovalsModel } from './model';
@@ -93,6 +94,7 @@ const plugin: JupyterFrontEndPlugin<IApprovalsModel> = {
       const lookup = (id: string) => outcomes.lookup(notebook.context.path, id);
       const registry = notebook.content.rendermime;
       registry.addFactory(cardOutputFactory(registry, lookup), CARD_OUTPUT_RANK);
+      registry.addFactory(heldCardFactory(model, handlers, lookup));
     });
     // A card's "open full size" (the card cannot reach the shell): the event only names
     // the request; the tab shows the sidebar's own row of it, as the server listed it, so a

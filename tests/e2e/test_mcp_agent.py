@@ -23,9 +23,11 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from jupyter_approvals.core.agents import AgentRegistry, registry_path
+from jupyter_approvals.core.protocol import HELD_MIMETYPE
 from tests.e2e.lab import (
     ARTIFACTS,
     LabServer,
+    NotebookPage,
     Sidebar,
     pause_like_a_person,
     save_screenshot,
@@ -186,6 +188,64 @@ def test_mcp_agent_code_runs_once_after_the_person_approves_it_in_the_sidebar(
         if line.get("request_id") == held["id"]
     ]
     assert events == [("requested", "claude"), ("approved", "claude"), ("executed", "claude")]
+
+
+def test_the_person_approves_held_agent_code_at_its_cell_and_a_retry_points_there(
+    agent_lab: LabServer, agent: McpAgent, page: Page
+):
+    # Given an agent's notebook where its code is held, and the agent retried it in a new cell
+    opened = agent.call(
+        "use_notebook", notebook_name="cells", notebook_path="at-cell.ipynb", mode="create"
+    )
+    assert not opened["is_error"], opened
+    first = agent.call("insert_execute_code_cell", cell_index=-1, cell_source=CODE)
+    retry = agent.call("insert_execute_code_cell", cell_index=-1, cell_source=CODE)
+    assert "APPROVAL_PENDING: nothing ran" in first["all_text"]
+    assert "APPROVAL_PENDING: nothing ran" in retry["all_text"]
+    [held] = [
+        p
+        for p in agent_lab.pending()
+        if p.get("held_at") == "server" and p.get("notebook_path") == "at-cell.ipynb"
+    ]
+
+    # When the person opens the agent's notebook
+    page.set_viewport_size({"width": 1400, "height": 900})
+    nb = NotebookPage.open(page, agent_lab, agent_lab.root / "at-cell.ipynb")
+
+    # Then the first cell shows the held code as the server lists it, with Approve and Reject
+    # and no red error; the retry's cell points to it
+    cards = page.locator("[data-testid='jpa-held-card']")
+    expect(cards).to_have_count(2)
+    card, pointer = cards.nth(0), cards.nth(1)
+    expect(card.locator("[data-testid='jpa-held-card-header']")).to_contain_text("nothing ran")
+    expect(card.locator("[data-testid='jpa-sidebar-preview']")).to_contain_text(CODE)
+    approve = card.get_by_role("button", name="Approve", exact=True)
+    expect(approve).to_be_visible()
+    expect(card.get_by_role("button", name="Reject", exact=True)).to_be_visible()
+    seen = time.monotonic()
+    expect(pointer.locator("[data-testid='jpa-held-card-state']")).to_contain_text(
+        f"The same held code as an earlier cell (request {held['id']})"
+    )
+    expect(page.locator(".jp-OutputArea-output[data-mime-type*='stderr']")).to_have_count(0)
+    save_screenshot(card, "held-code-card-at-cell")
+
+    # When the person has read it and approves it there
+    pause_like_a_person(seen)
+    approve.click()
+
+    # Then the request is approved (no longer listed), and the agent's next send runs once
+    expect(card.locator("[data-testid='jpa-held-card-state']")).to_contain_text(
+        "nothing of it waits for a decision now", timeout=30_000
+    )
+    second = agent.call("insert_execute_code_cell", cell_index=-1, cell_source=CODE)
+    assert printed_42(second), second
+    events = [
+        (line["event"], line.get("channel"))
+        for line in agent_lab.journal_lines()
+        if line.get("request_id") == held["id"]
+    ]
+    assert [event for event, _channel in events] == ["requested", "approved", "executed"]
+    assert nb.errors == []
 
 
 def test_mcp_notebook_tools_keep_working_for_the_agent(agent_lab: LabServer, agent: McpAgent):
@@ -410,12 +470,15 @@ def test_a_held_run_of_the_persons_cell_leaves_the_persons_outputs(
             cell = {"outputs": [], "execution_count": None}
         outputs = [dict(output) for output in cell["outputs"]]
         # (the file holds the notebook as it was until the room saves the agent's run)
-        answered = [o.get("ename") for o in outputs[len(earlier) :]] == ["APPROVAL_PENDING"]
+        answered = [sorted(o.get("data", {})) for o in outputs[len(earlier) :]] == [
+            [HELD_MIMETYPE, "text/plain"]
+        ]
         restored = outputs[: len(earlier)] == earlier and cell["execution_count"] == 3
         if (answered and restored) or time.monotonic() > deadline:
             break
         time.sleep(0.2)
     assert outputs[: len(earlier)] == earlier
     [answer] = outputs[len(earlier) :]
-    assert answer["ename"] == "APPROVAL_PENDING"
+    assert answer["output_type"] == "display_data"
+    assert answer["data"]["text/plain"].startswith("APPROVAL_PENDING: nothing ran")
     assert cell["execution_count"] == 3

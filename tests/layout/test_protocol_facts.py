@@ -75,3 +75,18 @@ def test_every_reference_to_a_section_of_the_protocol_names_one_that_exists():
     # Then each such section exists
     assert sections >= {"1", "1.11", "4.1", "6.2.2", "7.4"}
     assert stale == []
+
+
+def test_the_sidebar_renders_the_mime_types_the_kernel_and_server_write():
+    # Given the MIME types of the outputs a protected call or held agent code leaves
+    sources = {
+        protocol.CARD_MIMETYPE: ("cardOutput.ts", "CARD_MIME"),
+        protocol.PENDING_MIMETYPE: ("pendingNote.ts", "PENDING_MIME"),
+        protocol.HELD_MIMETYPE: ("heldCard.ts", "HELD_MIME"),
+    }
+    for mimetype, (source, name) in sources.items():
+        text = (TOKENS_TS.parent / source).read_text()
+        # Then the sidebar's renderer of each names exactly that type
+        found = re.search(rf"export const {name} = '([^']+)'", text)
+        assert found is not None, source
+        assert found.group(1) == mimetype

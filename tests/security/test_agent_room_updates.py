@@ -15,6 +15,7 @@ import asyncio
 import pytest
 from pycrdt import Array, Doc, Map, Text
 
+from jupyter_approvals.core.protocol import HELD_MIMETYPE
 from jupyter_approvals.server.gate.approved_outputs import data_key
 from jupyter_approvals.server.gate.notebook_shadow import NotebookShadow, RoomRefusal
 from jupyter_approvals.server.gate.rooms import restore_outputs
@@ -341,20 +342,34 @@ def test_other_rich_output_into_a_trusted_cell_is_still_refused(trusted, written
         room.shadow.screen(room.change(edit), "bot", approved)
 
 
-def test_a_run_the_gate_answered_gives_the_person_s_outputs_back():
+GATE_ANSWERS = {
+    "held code's card": {
+        "output_type": "display_data",
+        "data": {
+            HELD_MIMETYPE: {"version": 1, "request_id": "0123456789abcdef", "fingerprint": "x"},
+            "text/plain": "APPROVAL_PENDING: nothing ran",
+        },
+        "metadata": {},
+    },
+    "refusal": {
+        "output_type": "error",
+        "ename": "APPROVAL_AGENT_FORBIDDEN",
+        "evalue": "nothing ran",
+        "traceback": ["APPROVAL_AGENT_FORBIDDEN: nothing ran"],
+    },
+}
+
+
+@pytest.mark.parametrize("answer", GATE_ANSWERS)
+def test_a_run_the_gate_answered_gives_the_person_s_outputs_back(answer):
     # Given the person's cell with outputs, and an agent client running it: it clears the
-    # outputs, its code is held, it writes the gate's answer into the cell
+    # outputs, its code is held or refused, it writes the gate's answer into the cell
     room = Room(cell("persons", data={"text/html": "<b>the person's chart</b>"}))
     room.cells[0]["execution_count"] = 7
     before = room.cells[0].to_py()
     agent = room.copy()
     room.send(room.change(rerun([]), doc=agent))
-    held = {
-        "output_type": "error",
-        "ename": "APPROVAL_PENDING",
-        "evalue": "nothing ran",
-        "traceback": ["APPROVAL_PENDING: nothing ran"],
-    }
+    held = GATE_ANSWERS[answer]
     room.send(room.change(lambda cells: cells[0]["outputs"].append(held), doc=agent))
     # When the gate gives back what the answer replaced
     restore = room.shadow.take_restorations()

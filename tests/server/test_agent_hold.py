@@ -13,6 +13,7 @@ from tornado.httpclient import HTTPClientError
 from jupyter_approvals.core.agents import AgentRegistry, registry_path
 from jupyter_approvals.core.journal.reader import read_entries
 from jupyter_approvals.core.project import journal_path
+from jupyter_approvals.core.protocol import HELD_MIMETYPE
 
 from .agent_client import KernelSocket, add_agent, call
 
@@ -73,10 +74,15 @@ async def test_agent_code_waits_for_a_person_then_runs_once(
     kinds = [(m["msg_type"], m["content"].get("execution_state")) for m in first["messages"]]
     assert kinds == [
         ("status", "busy"),
-        ("error", None),
+        ("display_data", None),
         ("execute_reply", None),
         ("status", "idle"),
     ]
+    # And its one output is the request's card, not an error: the agent reads the text, the
+    # person's notebook renders the request the JSON names as the server lists it
+    held = first["messages"][1]["content"]["data"]
+    assert held["text/plain"] == first["reply"]["evalue"]
+    notice = held[HELD_MIMETYPE]
     reply = first["reply"]
     assert reply["status"] == "error"
     assert reply["ename"] == "APPROVAL_PENDING"
@@ -92,6 +98,12 @@ async def test_agent_code_waits_for_a_person_then_runs_once(
     assert item["notebook_path"] == "notebook.ipynb"
     assert item["decide_url"] == f"jupyter-approvals/api/held/{item['id']}"
     assert item["id"] in reply["evalue"]
+    assert notice == {
+        "version": 1,
+        "request_id": item["id"],
+        "fingerprint": item["fingerprint"],
+        "agent": "bot",
+    }
     # When the person approves it after reading it
     await asyncio.sleep(1.1)
     status, body = await decide(jp_fetch, item)

@@ -11,6 +11,7 @@ from typing import Any
 from ...core import errors
 from ...core.fingerprint import short_fingerprint
 from ...core.model import RequestInfo
+from ...core.protocol import HELD_MIMETYPE
 from ...previews.structured import STRUCTURED_BUDGET, StructuredPreview
 
 ACTION = "kernel.execute"
@@ -79,21 +80,24 @@ def held_structured(
         for name, default in (("silent", False), ("store_history", True), ("allow_stdin", False))
         if name in content and content.get(name) != default
     )
-    structured.facts(facts)
+    # What runs first; who runs it where (the kernel's id, the message's flags) folds below.
     structured.code(code, "python", title="Code")
     if expressions:
         structured.facts(
             list(expressions.items()), title="User expressions, evaluated after the code"
         )
+    structured.facts(facts, fold=True)
     return structured.document()
 
 
 def summary_of(content: dict[str, Any], agent: str, notebook_path: str | None, kernel: str) -> str:
-    """The one-line summary of held code: who runs it where, and any unusual flags."""
+    """The one-line summary of held code: who runs it where, and the flags that change what a
+    run leaves (no outputs, no history); allow_stdin only lets the code ask for input, so it
+    is left to the folded facts."""
     where = notebook_path or f"kernel {kernel[:8]}"
     flags = [
         f"{name}={content.get(name)!r}"
-        for name, default in (("silent", False), ("store_history", True), ("allow_stdin", False))
+        for name, default in (("silent", False), ("store_history", True))
         if name in content and content.get(name) != default
     ]
     extra = f" ({', '.join(flags)})" if flags else ""
@@ -107,7 +111,8 @@ def pending_text(info: RequestInfo) -> str:
     return (
         f"APPROVAL_PENDING: nothing ran. This code is held at the Jupyter server until a person "
         f"approves it (request {info.id}, fingerprint {short_fingerprint(info.fingerprint)}). "
-        "Ask the person to review and approve it in JupyterLab's Approvals sidebar. After they "
+        "Ask the person to review and approve it in the card under this cell or in JupyterLab's "
+        "Approvals sidebar. After they "
         "approved, send exactly the same code again: it then runs once. Changed code is a new "
         "request and needs its own approval."
     )
@@ -119,3 +124,22 @@ def refusal_text(error: errors.ApprovalError) -> str:
     if "othing ran" not in message:
         message += " Nothing ran."
     return f"{error.code}: {message}"
+
+
+def held_notice(info: RequestInfo) -> dict[str, Any]:
+    """The ``display_data`` content answering held code (docs/protocol.md 7.3): the agent reads
+    its text; the sidebar's extension renders its JSON as the request's card, from the server's
+    own listing of it (the JSON only points at the request)."""
+    return {
+        "data": {
+            HELD_MIMETYPE: {
+                "version": 1,
+                "request_id": info.id,
+                "fingerprint": info.fingerprint,
+                "agent": info.origin.agent,
+            },
+            "text/plain": pending_text(info),
+        },
+        "metadata": {},
+        "transient": {},
+    }

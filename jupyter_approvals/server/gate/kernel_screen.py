@@ -23,7 +23,7 @@ from ...core.model import Lease
 from ..mirror import sessions
 from .approved_outputs import OUTPUT_TYPES, ApprovedOutputs
 from .change_notices import ChangeNotices
-from .held_code import pending_text, refusal_text
+from .held_code import held_notice, pending_text, refusal_text
 from .hold import AgentHold
 from .hub import watcher_reason
 from .identity import AgentUser, display_name_of, is_agent, username_of
@@ -268,7 +268,12 @@ class KernelScreen:
             self.approved_outputs.executing(key[1], agent, key[0])
             return forwarded
         self._answer_execute(
-            connection, message, subprotocol, errors.ApprovalPending.code, pending_text(outcome)
+            connection,
+            message,
+            subprotocol,
+            errors.ApprovalPending.code,
+            pending_text(outcome),
+            notice=held_notice(outcome),
         )
         return None
 
@@ -341,14 +346,20 @@ class KernelScreen:
         subprotocol: str | None,
         code: str,
         text: str,
+        notice: dict[str, Any] | None = None,
     ) -> None:
-        """A well-formed failed execution: busy, error, execute_reply, idle."""
+        """A well-formed failed execution: busy, error, execute_reply, idle. With ``notice``
+        (held code), the output is that display_data instead of an error: the card under the
+        cell, while the execute_reply still says the execution failed."""
         # Four small frames at once: without this, Nagle holds the last ones for an ACK.
         with contextlib.suppress(Exception):
             connection.websocket_handler.set_nodelay(True)
         error = {"ename": code, "evalue": text, "traceback": [text]}
         self._send(connection, "status", {"execution_state": "busy"}, message, "iopub", subprotocol)
-        self._send(connection, "error", error, message, "iopub", subprotocol)
+        if notice is None:
+            self._send(connection, "error", error, message, "iopub", subprotocol)
+        else:
+            self._send(connection, "display_data", notice, message, "iopub", subprotocol)
         reply = {"status": "error", "execution_count": 0, **error}
         self._send(connection, "execute_reply", reply, message, message.channel, subprotocol)
         self._send(connection, "status", {"execution_state": "idle"}, message, "iopub", subprotocol)

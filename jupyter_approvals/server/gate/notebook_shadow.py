@@ -30,7 +30,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...core.protocol import CELL_METADATA_KEY
+from ...core.protocol import CELL_METADATA_KEY, HELD_MIMETYPE
 from .approved_outputs import data_key
 
 #: Output data an untrusted page shows as is; anything else is rich content.
@@ -94,13 +94,20 @@ def summarize(cell: Any) -> CellSummary:
 
 
 def _answered_by_the_gate(outputs_json: str) -> bool:
-    """Whether the cell's only outputs are the gate's answer in a kernel's place (an error
-    whose name is an APPROVAL_* code: held, refused), as an agent client writes it."""
+    """Whether the cell's only outputs are the gate's answer in a kernel's place, as an agent
+    client writes it: the held code's card (docs/protocol.md 7.3) or an error whose name is an
+    APPROVAL_* code (refused)."""
     outputs = json.loads(outputs_json)
     return bool(outputs) and all(
         isinstance(o, dict)
-        and o.get("output_type") == "error"
-        and str(o.get("ename", "")).startswith("APPROVAL_")
+        and (
+            (o.get("output_type") == "error" and str(o.get("ename", "")).startswith("APPROVAL_"))
+            or (
+                o.get("output_type") == "display_data"
+                and isinstance(o.get("data"), dict)
+                and HELD_MIMETYPE in o["data"]
+            )
+        )
         for o in outputs
     )
 
