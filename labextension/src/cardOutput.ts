@@ -101,11 +101,12 @@ export class CardOutput extends Panel implements IRenderMime.IRenderer {
     this._lookup = options.lookup;
     if (this._live) {
       this.addWidget(this._live);
+      // The widget renderer replaces its own text ("Loading widget...", "Error displaying
+      // widget"), adds the view, or hides itself: changes of its node's children and class,
+      // not of the view's inside (a live card's countdown changes that every second).
       this._observer = new MutationObserver(() => this._settle());
       this._observer.observe(this._live.node, {
         childList: true,
-        characterData: true,
-        subtree: true,
         attributes: true,
         attributeFilter: ['class']
       });

@@ -149,6 +149,21 @@ describe('CardOutput', () => {
     expect(record(output)).not.toBeNull();
   });
 
+  it('follows the widget renderer when it settles later (its manager restored late)', async () => {
+    // Given a widget still loading when the card rendered
+    const live = new FakeWidgetRenderer('loading');
+    const output = await rendered(live);
+    expect(record(output)).toBeNull();
+    // When the renderer later finds the model gone, Then the record shows at once
+    live.node.textContent = 'Error displaying widget: model not found';
+    await vi.waitFor(() => expect(record(output)).not.toBeNull());
+    // When it renders a view after all, Then the view shows and the record goes
+    live.node.textContent = '';
+    live.node.append(document.createElement('div'));
+    await vi.waitFor(() => expect(record(output)).toBeNull());
+    expect(live.node.style.display).toBe('');
+  });
+
   it('shows only the record for an untrusted notebook or where no widgets render', async () => {
     const live = new FakeWidgetRenderer('view');
     const untrusted = await rendered(live, undefined, false);
