@@ -222,7 +222,7 @@ test-fast: $(VENV)/.python
 SCREENSHOTS := build/screenshots
 DOC_SCREENSHOT_TESTS = $(shell grep -l 'doc=True' tests/e2e/test_*.py)
 
-screenshots: setup browser jupyter-ai
+screenshots: setup browser agents jupyter-ai
 	rm -rf $(SCREENSHOTS)/docs
 	$(TEST_ENV) $(BIN)/pytest -m e2e $(DOC_SCREENSHOT_TESTS)
 	mkdir -p docs/images

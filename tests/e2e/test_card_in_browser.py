@@ -17,6 +17,7 @@ from playwright.sync_api import Locator, Page, expect
 
 from tests.e2e.lab import (
     CARD,
+    DOC_IMAGES,
     EXPECTED_CSV,
     FINGERPRINT,
     TARGET,
@@ -311,5 +312,10 @@ def test_a_repeated_call_points_to_the_one_live_card_and_the_reopened_notebook_r
     expect(record).to_contain_text("no longer live")
     expect(page.get_by_text("Error displaying widget")).to_have_count(0)
     expect(reopened.output(cells.first_call).locator(CARD)).to_have_count(0)
-    save_screenshot(reopened.cell(cells.first_call), "reopened-card-record")
+    save_screenshot(
+        reopened.cell(cells.first_call),
+        "reopened-card-record",
+        doc=True,
+        doc_path=DOC_IMAGES / "reopened-card.png",
+    )
     assert reopened.errors == []

@@ -26,6 +26,7 @@ from jupyter_approvals.core.agents import AgentRegistry, registry_path
 from jupyter_approvals.core.protocol import HELD_MIMETYPE
 from tests.e2e.lab import (
     ARTIFACTS,
+    DOC_IMAGES,
     LabServer,
     NotebookPage,
     Sidebar,
@@ -227,7 +228,9 @@ def test_the_person_approves_held_agent_code_at_its_cell_and_a_retry_points_ther
         f"The same held code as an earlier cell (request {held['id']})"
     )
     expect(page.locator(".jp-OutputArea-output[data-mime-type*='stderr']")).to_have_count(0)
-    save_screenshot(card, "held-code-card-at-cell")
+    save_screenshot(
+        card, "held-code-card-at-cell", doc=True, doc_path=DOC_IMAGES / "held-code-card.png"
+    )
 
     # When the person has read it and approves it there
     pause_like_a_person(seen)
