@@ -89,6 +89,27 @@ export function outcomeSentence(outcome: CardOutcome): string {
 /** Where the renderer asks how a card's request ended. */
 export type OutcomeLookup = (requestId: string) => Promise<CardOutcome>;
 
+/** The line saying how request `id` ended, filled in once the journal answered. */
+export function outcomeLine(lookup: OutcomeLookup, id: string): HTMLElement {
+  const outcome = el('div', 'jpa-CardRecord-outcome', {
+    text: 'How it ended: looking it up in the decision journal…',
+    testid: 'jpa-card-record-outcome'
+  });
+  lookup(id).then(
+    found => {
+      outcome.textContent = outcomeSentence(found);
+      outcome.dataset.outcome = found?.outcome ?? 'unknown';
+    },
+    error => {
+      outcome.textContent = `How it ended could not be read: ${
+        error instanceof Error ? error.message : String(error)
+      }`;
+      outcome.dataset.outcome = 'unknown';
+    }
+  );
+  return outcome;
+}
+
 /**
  * The renderer of a card's output: the live widget (made by the notebook's own widget
  * renderer) while it renders, else the request's record.
@@ -182,10 +203,7 @@ export class CardOutput extends Panel implements IRenderMime.IRenderer {
     }
     asked.push(`fingerprint ${record.fingerprint.replace(/^sha256:/, '').slice(0, 12)}`);
     asked.push(`request ${record.request_id}`);
-    const outcome = el('div', 'jpa-CardRecord-outcome', {
-      text: 'How it ended: looking it up in the decision journal…',
-      testid: 'jpa-card-record-outcome'
-    });
+    const outcome = outcomeLine(this._lookup, record.request_id);
     node.append(
       el('div', 'jpa-CardRecord-title', {
         text: `Approval request: ${record.action}`,
@@ -197,18 +215,6 @@ export class CardOutput extends Panel implements IRenderMime.IRenderer {
       el('div', 'jpa-CardRecord-meta', {
         text: 'This card is no longer live: its kernel ended or released it. Run the cell again to ask again.'
       })
-    );
-    this._lookup(record.request_id).then(
-      found => {
-        outcome.textContent = outcomeSentence(found);
-        outcome.dataset.outcome = found?.outcome ?? 'unknown';
-      },
-      error => {
-        outcome.textContent = `How it ended could not be read: ${
-          error instanceof Error ? error.message : String(error)
-        }`;
-        outcome.dataset.outcome = 'unknown';
-      }
     );
     return node;
   }

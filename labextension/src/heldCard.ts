@@ -9,7 +9,7 @@ import { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Message } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 
-import { OutcomeLookup, outcomeSentence } from './cardOutput';
+import { OutcomeLookup, outcomeLine } from './cardOutput';
 import { el } from './dom';
 import { IItemHandlers, PendingItem } from './pendingItem';
 import { IApprovalsModel, IPendingRequest, itemKey } from './tokens';
@@ -205,15 +205,7 @@ export class HeldCard extends Widget implements IRenderMime.IRenderer {
       text: `Held agent code (request ${id}): nothing of it waits for a decision now.`,
       testid: 'jpa-held-card-state'
     });
-    const outcome = el('div', 'jpa-CardRecord-outcome', {
-      text: 'How it ended: looking it up in the decision journal…',
-      testid: 'jpa-card-record-outcome'
-    });
-    this._lookup(id).then(
-      found => (outcome.textContent = outcomeSentence(found)),
-      () => (outcome.textContent = 'How it ended could not be read; History has the record.')
-    );
-    this._show(state, outcome);
+    this._show(state, outcomeLine(this._lookup, id));
     this.node.dataset.shows = 'ended';
   }
 
