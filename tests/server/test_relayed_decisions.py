@@ -12,6 +12,7 @@ import pytest
 from tests.kernel.helpers import HUMAN_PAUSE_S, SETUP
 
 from .agent_client import KernelSocket
+from .test_rest import listed_idle
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -92,22 +93,28 @@ async def test_the_history_shows_an_approval_recorded_with_another_summary_than_
     jp_fetch, kernels
 ):
     # Given a pending request whose summary code in the kernel rewrote in the kernel's own
-    # record after the person's row was listed (T3: it patches the store)
+    # record after the person's row was listed (T3: it patches the store), and then had the
+    # kernel publish its listing again
     kernel = await kernels()
     await kernel.run(SETUP)
     pending = await kernel.pending_call("save('data', 'rewritten.txt')")
-    listed = json.loads((await jp_fetch(API, "pending")).body)["pending"]
-    [row] = [r for r in listed if r["id"] == pending["request_id"]]
+    row = await listed_idle(jp_fetch, pending["request_id"])
     await kernel.run(
         "from jupyter_approvals.kernel.session import KernelSession\n"
-        f"KernelSession.current().store._table.lookup({pending['request_id']!r}).summary = "
-        "'Write a harmless scratch file'"
+        "session = KernelSession.current()\n"
+        f"session.store._table.lookup({pending['request_id']!r}).summary = "
+        "'Write a harmless scratch file'\n"
+        "session.endpoint.broadcast_changed()"
     )
-    # When the person approves the row in the sidebar, after reading it
+    # When the person reads the sidebar again and approves the row
     await asyncio.sleep(HUMAN_PAUSE_S)
+    again = json.loads((await jp_fetch(API, "pending")).body)["pending"]
+    [row_again] = [r for r in again if r["id"] == pending["request_id"]]
     body = json.dumps({"decision": "approve", "fingerprint": pending["fingerprint"]})
     await jp_fetch(API, "pending", kernel.id, pending["request_id"], method="POST", body=body)
-    # Then the History names the disagreement: what the person approved, what the kernel says
+    # Then the sidebar kept showing what was first listed, and the History names the
+    # disagreement: what the person approved, what the kernel says
+    assert row_again["summary"] == row["summary"]
     page = json.loads((await jp_fetch(API, "journal")).body)
     found = [d for d in page["disagreements"] if d["request_id"] == pending["request_id"]]
     assert [d["kind"] for d in found] == ["summary_rewritten"]

@@ -17,7 +17,7 @@ import uuid
 from typing import Any
 
 from ...core.protocol import COMM_TARGET, MARKER_COMM_PREFIX
-from .listing_shape import well_formed
+from .listing_shape import as_first_listed, well_formed
 
 
 class KernelUnavailable(Exception):
@@ -116,7 +116,7 @@ class KernelLink:
     def _heard_listing(self, data: dict[str, Any], process: object) -> None:
         # Code in the kernel can publish anything on its iopub: keep only what has the
         # listing's shape, so one kernel's message can spoil nothing but its own rows.
-        self.listing = well_formed(data)
+        self.listing = as_first_listed(self.listing, well_formed(data))
         self.heard_at = time.monotonic()
         self.approvals = True
         self._listings += 1

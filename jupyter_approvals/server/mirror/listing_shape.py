@@ -19,6 +19,17 @@ _TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9
 _ERROR_CODE = re.compile(r"APPROVAL_[A-Z_]+")
 _STATUSES = frozenset(status.value for status in Status)
 _DECIDED_FIELDS = ("id", "action", "summary", "status", "channel", "decided_at")
+#: What a person reads of a listed request and decides on: fixed when the kernel opened it.
+_AS_OPENED = (
+    "action",
+    "summary",
+    "preview",
+    "preview_omitted",
+    "function",
+    "structured",
+    "fingerprint",
+    "created_at",
+)
 #: The texts of a listed request a person reads, and whether they keep their lines.
 _TEXTS = {"action": False, "summary": False, "preview": True, "function": False, "reason": True}
 #: Fields of a listed request that are text or null.
@@ -141,3 +152,24 @@ def well_formed(data: dict[str, Any]) -> dict[str, Any]:
 
 
 # Which reply op answers which request op (the kernel also publishes "changed" meanwhile).
+
+
+def as_first_listed(previous: dict[str, Any] | None, current: dict[str, Any]) -> dict[str, Any]:
+    """``current`` (a :func:`well_formed` listing) with every request that ``previous``, the
+    same kernel process's last listing, already had keeping what it was listed with first.
+
+    A request's content never changes once opened; only code in the kernel rewriting its
+    store can make a later listing show another. The person keeps reading what was first
+    listed, and the server's record of a relayed decision names it (the kernel's own record
+    of the approval then disagrees with it, which the History shows).
+    """
+    if previous is None:
+        return current
+    first = {request["id"]: request for request in previous["requests"]}
+    requests = []
+    for request in current["requests"]:
+        earlier = first.get(request["id"])
+        if earlier is not None:
+            request = {**request, **{name: earlier[name] for name in _AS_OPENED}}
+        requests.append(request)
+    return {**current, "requests": requests}
