@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from tests.kernel.helpers import HUMAN_PAUSE_S, SETUP
-from tests.server.test_rest import get_json, post_decision
+from tests.server.test_rest import get_json, listed_idle, post_decision
 
 
 async def rows_until(jp_fetch, predicate, timeout: float = 20.0) -> dict:
@@ -173,6 +173,18 @@ async def test_a_stopped_kernel_drops_its_rows_at_once(jp_fetch, jp_serverapp, k
     assert [row["kernel_id"] for row in listing["pending"]] == [staying.id]
 
 
+async def until_the_link_asked(jp_fetch, link) -> None:
+    """Wait until the server's link asked its kernel once (its own comm is open): a listing
+    the kernel published on its own can reach the server before the kernel is idle to ask,
+    and the next listing would then ask it."""
+    for _ in range(300):
+        if link.comm_open and link.heard_at is not None:
+            return
+        await get_json(jp_fetch, "pending")
+        await asyncio.sleep(0.02)
+    raise AssertionError("the server never asked the kernel for its pending list")
+
+
 def count_questions(link, monkeypatch) -> list[str]:
     """Record the type of every message the server's link sends its kernel from now on."""
     sent: list[str] = []
@@ -192,9 +204,10 @@ async def test_the_list_answers_from_memory_after_the_first_contact(
     # Given a kernel the server has listed once
     kernel = await kernels()
     await kernel.run(SETUP)
-    await kernel.pending_call("save('x', 'x.txt')")
-    await get_json(jp_fetch, "pending")
+    pending = await kernel.pending_call("save('x', 'x.txt')")
+    await listed_idle(jp_fetch, pending["request_id"])
     links = approvals.parts.links
+    await until_the_link_asked(jp_fetch, links.link_of(kernel.id))
     sent = count_questions(links.link_of(kernel.id), monkeypatch)
     # When the sidebar polls again, and a second request appears meanwhile
     await get_json(jp_fetch, "pending")
@@ -280,9 +293,10 @@ async def test_an_idle_kernel_is_asked_again_after_activity_of_its_own_only(
 
     kernel = await kernels()
     await kernel.run(SETUP)
-    await kernel.pending_call("save('x', 'x.txt')")
-    await get_json(jp_fetch, "pending")
+    pending = await kernel.pending_call("save('x', 'x.txt')")
+    await listed_idle(jp_fetch, pending["request_id"])
     links = approvals.parts.links
+    await until_the_link_asked(jp_fetch, links.link_of(kernel.id))
     sent = count_questions(links.link_of(kernel.id), monkeypatch)
     monkeypatch.setattr(server_kernels, "RELIST_AFTER_S", 0.0)
     # When the sidebar lists while the kernel did nothing since

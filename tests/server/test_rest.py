@@ -153,15 +153,16 @@ async def test_rejection_reason_reaches_the_caller(jp_fetch, kernels):
     assert "wrong table" in result["evalue"]
 
 
-async def listed_idle(jp_fetch, request_id: str) -> None:
-    """Wait until the server lists ``request_id`` in an idle kernel: the cell's reply can reach
-    the test's client before the server's link has read the kernel's idle status, and a
-    decision the server thinks a busy kernel cannot take is answered 503 without being sent."""
-    for _ in range(100):
+async def listed_idle(jp_fetch, request_id: str) -> dict:
+    """The row of ``request_id``, once the server lists it in an idle kernel: the cell's reply
+    can reach the test's client before the server's link has read the kernel's idle status,
+    and a decision the server thinks a busy kernel cannot take is answered 503 unsent."""
+    for _ in range(300):
         rows = (await get_json(jp_fetch, "pending"))["pending"]
-        if any(row["id"] == request_id and not row["kernel_busy"] for row in rows):
-            return
-        await asyncio.sleep(0.01)
+        for row in rows:
+            if row["id"] == request_id and not row["kernel_busy"]:
+                return row
+        await asyncio.sleep(0.02)
     raise AssertionError(f"the server never listed {request_id} in an idle kernel")
 
 
