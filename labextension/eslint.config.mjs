@@ -15,6 +15,8 @@ const BROWSER = {
   console: 'readonly',
   CustomEvent: 'readonly',
   document: 'readonly',
+  MutationObserver: 'readonly',
+  ResizeObserver: 'readonly',
   setInterval: 'readonly',
   setTimeout: 'readonly',
   window: 'readonly'
@@ -41,6 +43,6 @@ export default defineConfig(
     // The kernel serves the card as one module: views/preview.js, then card.js
     // (kernel/card/widget.py), so card.js calls the renderer without importing it.
     files: ['**/jupyter_approvals/kernel/card/card.js'],
-    languageOptions: { globals: { renderStructured: 'readonly' } }
+    languageOptions: { globals: { foldTall: 'readonly', renderStructured: 'readonly' } }
   }
 );

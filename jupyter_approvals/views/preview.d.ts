@@ -15,3 +15,7 @@ export type IStructuredPreview = StructuredPreview;
 
 /** The structured preview as one element, every value set as text. */
 export function renderStructured(doc: IStructuredPreview): HTMLElement;
+
+/** A button that shows the rest of `box` in place when it holds more than `limit` pixels
+ * (the box itself never scrolls); hidden while everything fits. */
+export function foldTall(box: HTMLElement, limit: number): HTMLButtonElement;

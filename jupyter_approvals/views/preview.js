@@ -277,3 +277,46 @@ export function renderStructured(doc) {
   for (const note of doc.notes || []) out.appendChild(node('p', 'jpa-sp-note', note));
   return out;
 }
+
+/**
+ * Keep `box` at most `limit` pixels tall without a scroll bar of its own (a box scrolling
+ * inside the notebook or the sidebar hides what it holds): when what it holds is taller, the
+ * returned button, to be placed under it, shows the rest in place and folds it again.
+ */
+export function foldTall(box, limit) {
+  const more = node('button', 'jpa-sp-more');
+  more.type = 'button';
+  more.setAttribute('data-testid', 'jpa-sp-more');
+  more.hidden = true;
+  let unfolded = false;
+  function update() {
+    box.style.maxHeight = unfolded ? 'none' : `${limit}px`;
+    box.style.overflow = unfolded ? 'visible' : 'hidden';
+    // The height of what the box holds, whatever the box shows of it.
+    const tall = box.scrollHeight > limit + 1;
+    more.hidden = !tall && !unfolded;
+    box.classList.toggle('jpa-sp-folded-tall', tall && !unfolded);
+    more.textContent = unfolded ? 'Show less of the preview' : 'Show the whole preview';
+    more.setAttribute('aria-expanded', String(unfolded));
+  }
+  more.addEventListener('click', () => {
+    unfolded = !unfolded;
+    update();
+    // Folding again keeps the preview's end in view, not a page further down.
+    if (!unfolded && box.scrollIntoView) box.scrollIntoView({ block: 'nearest' });
+  });
+  // What the box holds changes (drawn, switched to text, laid out at another width).
+  const sizes = typeof ResizeObserver === 'function' ? new ResizeObserver(update) : null;
+  const watch = () => {
+    if (!sizes) return;
+    sizes.disconnect();
+    for (const child of box.children) sizes.observe(child);
+  };
+  new MutationObserver(() => {
+    watch();
+    update();
+  }).observe(box, { childList: true });
+  watch();
+  update();
+  return more;
+}

@@ -3,6 +3,7 @@
 
 import { el, setBreakableText } from './dom';
 import { PreviewBody } from './previewView';
+import { foldTall } from '../../jupyter_approvals/views/preview.js';
 import { Decision, IPendingRequest, Verdict } from './tokens';
 
 /** What a row asks of its list. */
@@ -17,6 +18,10 @@ export interface IItemHandlers {
  * kernel's stricter `min_answer_seconds` (its listing's `min_answer_ms`) makes them wait
  * longer. The kernel refuses sooner answers on every path anyway. */
 export const READING_FLOOR_MS = 1000;
+
+/** How tall a row's preview is shown before the rest waits behind a button: with the row's
+ * header and buttons, a row fits the sidebar of a window 900 pixels high. */
+export const PREVIEW_FOLD_PX = 360;
 
 function setText(node: HTMLElement, text: string): void {
   if (node.textContent !== text) {
@@ -106,7 +111,7 @@ export class PendingItem {
     full.hidden = !this._handlers.openPreview;
     full.addEventListener('click', () => this._handlers.openPreview?.(this._item));
     tools.append(body.toggle, full);
-    this._preview.append(previewTitle, tools, body.node);
+    this._preview.append(previewTitle, tools, body.node, foldTall(body.node, PREVIEW_FOLD_PX));
     this._preview.open = true;
 
     this._reason.type = 'text';

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import {
   IStructuredBlock,
   IStructuredPreview,
+  foldTall,
   renderStructured
 } from '../../jupyter_approvals/views/preview.js';
 
@@ -405,5 +406,47 @@ describe('what is left out, and the notes', () => {
     expect(empty.childNodes).toHaveLength(0);
     expect(empty.dataset.testid).toBe('jpa-structured');
     expect(empty.dir).toBe('ltr');
+  });
+});
+
+describe('a preview taller than its place', () => {
+  /** A box whose content measures `height` pixels (jsdom lays nothing out). */
+  function boxHolding(height: number): HTMLElement {
+    const box = document.createElement('div');
+    box.append(document.createElement('pre'));
+    Object.defineProperty(box, 'scrollHeight', { get: () => height });
+    document.body.append(box);
+    return box;
+  }
+
+  it('is cut at the limit without a scroll bar, and one button shows the rest in place', () => {
+    // Given a box holding 900 pixels of preview, folded at 480
+    const box = boxHolding(900);
+    const more = foldTall(box, 480);
+    // Then the box shows 480 pixels and hides the rest without scrolling, and says so
+    expect(box.style.maxHeight).toBe('480px');
+    expect(box.style.overflow).toBe('hidden');
+    expect(more.hidden).toBe(false);
+    expect(more.textContent).toBe('Show the whole preview');
+    expect(more.getAttribute('aria-expanded')).toBe('false');
+    // When the person presses it
+    more.click();
+    // Then everything shows, and the button folds it again
+    expect(box.style.maxHeight).toBe('none');
+    expect(box.style.overflow).toBe('visible');
+    expect(more.textContent).toBe('Show less of the preview');
+    expect(more.getAttribute('aria-expanded')).toBe('true');
+    more.click();
+    expect(box.style.maxHeight).toBe('480px');
+  });
+
+  it('shows no button while everything fits', () => {
+    // Given a box holding less than the limit
+    const box = boxHolding(200);
+    // When it is folded at 480
+    const more = foldTall(box, 480);
+    // Then there is nothing to show more of
+    expect(more.hidden).toBe(true);
+    expect(box.classList.contains('jpa-sp-folded-tall')).toBe(false);
   });
 });

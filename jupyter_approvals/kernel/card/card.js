@@ -25,6 +25,10 @@ function timeLeft(iso) {
 // sets window[OPEN_PREVIEW_EVENT] = true once it listens.
 const OPEN_PREVIEW_EVENT = 'jupyter-approvals:open-preview';
 
+// How tall a preview is shown before the rest waits behind a button: with the card's header
+// and its buttons, a card fits a notebook at 900 pixels high.
+const PREVIEW_FOLD_PX = 480;
+
 function render({ model, el: root }) {
   const card = el('div', 'jpa-card');
   card.setAttribute('data-testid', 'jpa-card');
@@ -76,13 +80,26 @@ function render({ model, el: root }) {
   fullSize.title = 'Open this preview in a tab of the main area';
   fullSize.addEventListener('click', () => {
     // It names the request; the sidebar shows its own row of it, as the server listed it.
-    const detail = { request_id: model.get('request_id'), fingerprint: model.get('fingerprint') };
+    const detail = {
+      request_id: model.get('request_id'),
+      fingerprint: model.get('fingerprint')
+    };
     window.dispatchEvent(new CustomEvent(OPEN_PREVIEW_EVENT, { detail }));
   });
   fullSize.style.display = window[OPEN_PREVIEW_EVENT] ? '' : 'none';
   const pre = el('pre');
   const omitted = el('div', 'jpa-omitted');
-  details.append(detailsSummary, fullSize, textToggle, body, pre, omitted);
+  // Both forms share one place that never scrolls on its own (views/preview.js foldTall).
+  const shown = el('div', 'jpa-preview-shown');
+  shown.append(body, pre);
+  details.append(
+    detailsSummary,
+    fullSize,
+    textToggle,
+    shown,
+    foldTall(shown, PREVIEW_FOLD_PX),
+    omitted
+  );
   let renderedDoc;
   let failedDoc = null;
 
