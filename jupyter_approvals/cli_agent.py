@@ -56,6 +56,10 @@ MCP_LAUNCHER_HINT = (
 )
 
 
+#: Seconds jupyter-mcp-server waits before it opens a closed kernel websocket again.
+MCP_RECONNECT_S = 5
+
+
 def mcp_launcher() -> tuple[str, list[str], bool]:
     """How the agent's MCP client starts jupyter-mcp-server: ``(command, args, found)``.
 
@@ -95,6 +99,9 @@ def mcp_config(name: str, token: str, url: str, launcher: tuple[str, list[str]])
                     "CODE_SANDBOX_TOKEN": token,
                     # Else it starts a spare kernel at launch, before any notebook is used.
                     "START_NEW_CODE_SANDBOX": "false",
+                    # A pause closes the agent's kernel websockets; without reconnecting (off
+                    # by default) they stay dead after the person resumes it.
+                    "RECONNECT_INTERVAL": str(MCP_RECONNECT_S),
                 },
             }
         }

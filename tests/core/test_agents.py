@@ -149,6 +149,8 @@ def test_cli_add_mcp_uses_an_installed_server_without_uvx(state_dir, capsys, mon
     # Then it starts that server by its path: the configuration works as printed
     [entry] = json.loads(out)["mcpServers"].values()
     assert (entry["command"], entry["args"]) == (str(installed), [])
+    # And its kernel websockets open again after a pause is lifted
+    assert entry["env"]["RECONNECT_INTERVAL"] == "5"
     assert err == ""
 
 

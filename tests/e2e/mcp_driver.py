@@ -5,8 +5,9 @@ by the test process. It reads one JSON object a line on stdin, ``{"tool": NAME, 
 {...}}``, calls that tool in the one MCP session it keeps for its whole life, and writes one
 JSON line per call: ``{"is_error": bool, "text": [str, ...]}``. An empty line ends it.
 
-The server to drive comes from the environment, exactly as a person configures
-jupyter-mcp-server: ``JUPYTER_URL`` and ``JUPYTER_TOKEN`` (the agent's own token).
+jupyter-mcp-server gets the environment a person's MCP client would give it: the ``env`` of
+the entry ``jupyter approvals agent add --mcp`` prints (the server's URL, the agent's own
+token, ...), passed here as JSON in ``MCP_SERVER_ENV``.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from pathlib import Path
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-#: What jupyter-mcp-server gets of this process's environment (it starts with a minimal one).
-PASSED_ON = ("PATH", "HOME", "JUPYTER_URL", "JUPYTER_TOKEN", "START_NEW_CODE_SANDBOX")
+#: What jupyter-mcp-server gets of this process's environment besides its configuration.
+PASSED_ON = ("PATH", "HOME")
 
 
 async def serve(log_path: Path) -> None:
@@ -30,8 +31,8 @@ async def serve(log_path: Path) -> None:
         args=["start", "--transport", "stdio"],
         env={
             "ALLOW_IMG_OUTPUT": "false",
-            "START_NEW_CODE_SANDBOX": "false",
             **{name: os.environ[name] for name in PASSED_ON if name in os.environ},
+            **json.loads(os.environ["MCP_SERVER_ENV"]),
         },
     )
     loop = asyncio.get_running_loop()

@@ -22,6 +22,7 @@ import nbformat
 import pytest
 from playwright.sync_api import Page, expect
 
+from jupyter_approvals.cli_agent import MCP_RECONNECT_S, mcp_config
 from jupyter_approvals.core.agents import AgentRegistry, registry_path
 from jupyter_approvals.core.protocol import HELD_MIMETYPE
 from tests.e2e.lab import (
@@ -59,7 +60,9 @@ class McpAgent:
     """jupyter-mcp-server in a real MCP session, called one tool at a time."""
 
     def __init__(self, python: str, url: str, token: str) -> None:
-        env = {**os.environ, "JUPYTER_URL": url, "JUPYTER_TOKEN": token}
+        # Configured as `jupyter approvals agent add --mcp` prints it.
+        [entry] = mcp_config("claude", token, url, (python, []))["mcpServers"].values()
+        env = {**os.environ, "MCP_SERVER_ENV": json.dumps(entry["env"])}
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         self.process = subprocess.Popen(
             [python, str(DRIVER), str(ARTIFACTS / "jupyter-mcp-server.log")],
@@ -249,6 +252,45 @@ def test_the_person_approves_held_agent_code_at_its_cell_and_a_retry_points_ther
     ]
     assert [event for event, _channel in events] == ["requested", "approved", "executed"]
     assert nb.errors == []
+
+
+def test_after_a_pause_and_a_resume_the_agent_works_again_without_restarting(
+    agent_lab: LabServer, agent: McpAgent
+):
+    # Given jupyter-mcp-server, configured as `agent add --mcp` prints it, working in its
+    # notebook over a kernel websocket
+    opened = agent.call(
+        "use_notebook", notebook_name="resumed", notebook_path="resumed.ipynb", mode="create"
+    )
+    assert not opened["is_error"], opened
+    first = agent.call("insert_execute_code_cell", cell_index=-1, cell_source=CODE)
+    assert "APPROVAL_PENDING: nothing ran" in first["all_text"]
+    closed_before = agent_lab.log_path.read_text().count("closing a socket of agent claude")
+
+    # When the person pauses the agent (its request is rejected, its sockets close)
+    paused = json.loads(agent_lab.api("/jupyter-approvals/api/agents/claude/pause", "POST", b""))
+    assert paused["paused"] is True
+    assert agent_lab.log_path.read_text().count("closing a socket of agent claude") > closed_before
+    rejected = [
+        line
+        for line in agent_lab.journal_lines()
+        if line.get("event") == "rejected" and line.get("notebook_path") == "resumed.ipynb"
+    ]
+    assert len(rejected) == 1
+    # And resumes it, and the agent's websocket has had its time to open again
+    agent_lab.api("/jupyter-approvals/api/agents/claude/resume", "POST", b"")
+    time.sleep(MCP_RECONNECT_S + 2)
+
+    # Then the agent's next code reaches the server again, without restarting the agent: it
+    # is held for the person (not lost on a dead socket)
+    again = agent.call("insert_execute_code_cell", cell_index=-1, cell_source="print(6 * 7)")
+    assert "APPROVAL_PENDING: nothing ran" in again["all_text"], again
+    held = [
+        p
+        for p in agent_lab.pending()
+        if p.get("held_at") == "server" and p.get("notebook_path") == "resumed.ipynb"
+    ]
+    assert [p["preview"] for p in held] == ["print(6 * 7)"]
 
 
 def test_mcp_notebook_tools_keep_working_for_the_agent(agent_lab: LabServer, agent: McpAgent):
