@@ -78,6 +78,8 @@ class StructuredPreview:
         self._used = _RESERVE
         self._headline: list[dict[str, Any]] = []
         self._blocks: list[dict[str, Any]] = []
+        # Blocks placed after every other one although built (and charged) early.
+        self._last_blocks: list[dict[str, Any]] = []
         self._left_out: dict[str, int] = {}
         self._notes: list[str] = []
 
@@ -132,14 +134,14 @@ class StructuredPreview:
         self._headline.insert(0 if first else len(self._headline), item)
 
     def _block(
-        self, kind: str, title: str | None, fold: bool = False, **fields: Any
+        self, kind: str, title: str | None, fold: bool = False, last: bool = False, **fields: Any
     ) -> dict[str, Any] | None:
         if not self.spend(title or "", kind="blocks"):
             return None
         block = {"type": kind, "title": None if title is None else clip(title), **fields}
         if fold:
             block["fold"] = True
-        self._blocks.append(block)
+        (self._last_blocks if last else self._blocks).append(block)
         return block
 
     def facts(
@@ -148,10 +150,13 @@ class StructuredPreview:
         title: str | None = None,
         kind: str = "facts",
         fold: bool = False,
+        last: bool = False,
     ) -> None:
         """Labelled values ("program", "/usr/bin/git"); a ``path:`` label prefix marks a path.
-        ``fold`` marks plumbing a renderer shows closed, after the other blocks."""
-        block = self._block("facts", title, fold, items=[])
+        ``fold`` marks plumbing a renderer shows closed, after the other blocks. ``last``
+        places the block after every block added later (where and by whom, read after what
+        changes), charged now: a long list of changes cannot crowd it out."""
+        block = self._block("facts", title, fold, last, items=[])
         if block is None:
             return
         for label, value in items:
@@ -245,7 +250,7 @@ class StructuredPreview:
         return {
             "version": STRUCTURED_VERSION,
             "headline": list(self._headline),
-            "blocks": list(self._blocks),
+            "blocks": [*self._blocks, *self._last_blocks],
             "left_out": [
                 {"kind": k if c != 1 else singular(k), "count": c}
                 for k, c in self._left_out.items()

@@ -105,9 +105,25 @@ def _assert_whole(node: Locator, where: str) -> None:
     assert place["bottom"] <= place["seenBottom"], (where, place)
 
 
-def _first_change(root: Locator) -> Locator:
-    """The first block of the structured preview that is not folded away: what changes."""
-    return root.locator('[data-testid="jpa-structured"] > .jpa-sp-block').first
+#: Each operation's block that says what will change (not where, nor how it runs).
+CHANGE_BLOCK = {
+    "file.write": "diff",
+    "table.write": "table",
+    "sql.execute": "code",
+    "shell.run": "argv",
+    "http.request": "request",
+    "file.delete": "facts",  # the path to delete and what it holds
+    "file.move": "facts",  # from and to
+    "table.to_sql": "table",
+    "git.commit": "paths",  # the files committed, the secret-looking one flagged
+    "git.push": "table",  # the commits pushed
+}
+
+
+def _change(root: Locator, action: str) -> Locator:
+    """The first block of ``action``'s structured preview that says what will change."""
+    kind = CHANGE_BLOCK[action]
+    return root.locator(f'[data-testid="jpa-structured"] > .jpa-sp-{kind}-block').first
 
 
 # Notebook 7 first: its notebook page throws "Command 'filebrowser:open-path' not registered"
@@ -142,7 +158,7 @@ def test_every_operation_shows_what_changes_and_its_buttons_without_scrolling(
         # When the person scrolls the notebook to the card
         card.evaluate(TO_THE_TOP)
         # Then what will change and both buttons show together, nothing scrolled inside it
-        _assert_change_shown(_first_change(card), f"{ui}: card of {action}")
+        _assert_change_shown(_change(card, action), f"{ui}: card of {action}")
         _assert_whole(approve, f"{ui}: Approve of the {action} card")
         _assert_whole(
             card.get_by_role("button", name="Reject", exact=True), f"{ui}: Reject of {action}"
@@ -153,7 +169,7 @@ def test_every_operation_shows_what_changes_and_its_buttons_without_scrolling(
         row = sidebar.item(str(request_id))
         expect(row).to_be_visible()
         row.evaluate(TO_THE_TOP)
-        _assert_change_shown(_first_change(row), f"{ui}: sidebar row of {action}")
+        _assert_change_shown(_change(row, action), f"{ui}: sidebar row of {action}")
         _assert_whole(sidebar.part(row, "approve"), f"{ui}: sidebar Approve of {action}")
         _assert_whole(sidebar.part(row, "reject"), f"{ui}: sidebar Reject of {action}")
         assert row.evaluate(SCROLLING) == [], f"{ui}: a box scrolls inside the {action} row"

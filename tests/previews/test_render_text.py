@@ -187,3 +187,17 @@ def test_a_long_code_line_is_wrapped_so_every_character_stays_in_sight():
     assert all(len(line) <= WRAP + 4 for line in lines)
     assert lines[1][2:] + "".join(line.removeprefix("  ↪ ") for line in lines[2:]) == statement
     assert lines[-1].endswith("DROP TABLE sales;")
+
+
+def test_a_block_placed_last_follows_later_blocks_and_keeps_its_room():
+    # Given a preview whose facts, built first, are placed last, and then many lines of what
+    # changes, far more than the budget
+    structured = StructuredPreview(budget=2_000)
+    structured.facts([("repository", "/srv/repo")], last=True)
+    structured.lines([f"changed line {n}" for n in range(1_000)], title="what changes")
+    # When the document is made
+    blocks = structured.document()["blocks"]
+    # Then what changes leads, the facts follow, and the cut fell on the lines, not on them
+    assert [block["type"] for block in blocks] == ["text", "facts"]
+    assert blocks[1]["items"] == [{"label": "repository", "value": "/srv/repo", "path": False}]
+    assert len(blocks[0]["lines"]) < 1_000

@@ -152,7 +152,9 @@ def _commit_preview(message: str, repo: str) -> Preview:
     settings = state.setting.card_facts()
     facts.extend(settings[:1])  # the hooks that will run: code that runs, not plumbing
     facts.append(("staged", shortstat))
-    structured.facts(facts)
+    # What is committed leads (the files, a secret-looking one flagged, the patch); where
+    # and by whom follow it.
+    structured.facts(facts, last=True)
     structured.facts(settings[1:], title="git settings", fold=True)
     structured.note("The repository's commit hooks run as usual; they may change the commit.")
     # The message may use a quarter of the budget; the files and the patch need the rest.

@@ -170,7 +170,7 @@ def _push_preview(remote: str, branch: str, repo: str) -> Preview:
         facts.append(("remote's tip", f"{state.remote_tip} (fast-forward from it, as read now)"))
         title = f"{plural(count, 'commit')} to push"
     settings = state.setting.card_facts()
-    structured.facts([*facts, *settings[:1]])
+    structured.facts([*facts, *settings[:1]], last=True)  # the commits lead
     structured.facts(settings[1:], title="git settings", fold=True)
     log = git_output(
         repo,
