@@ -8,9 +8,14 @@ import { Widget } from '@lumino/widgets';
 import { ChangeSetsModel } from './changesModel';
 import { el } from './dom';
 import { PreviewBody } from './previewView';
+import { foldTall } from '../../jupyter_approvals/views/preview.js';
 import { IChangeSet, IFileChange, IPendingRequest } from './tokens';
 
 /** What each kind of change will do, in the present tense (nothing happened yet). */
+/** How tall a change set's list of files is shown before the rest waits behind a button (a
+ * file's change, opened inside the list, shows the whole list). */
+const FILES_FOLD_PX = 240;
+
 const VERBS: Record<IFileChange['kind'], string> = {
   created: 'create',
   modified: 'modify',
@@ -103,7 +108,7 @@ export class ChangeSetSection {
     for (const change of changeSet.changes) {
       list.append(...this._fileItem(changeSet, change, highlighted));
     }
-    section.append(list);
+    section.append(list, foldTall(list, FILES_FOLD_PX));
     const leftOut = changeSet.changes_left_out ?? 0;
     if (leftOut > 0) {
       section.append(this._moreButton(changeSet, list, changeSet.changes.length, leftOut));
@@ -248,6 +253,16 @@ export class ChangeSetSection {
       return;
     }
     box.hidden = false;
+    // A file's change opens inside the list: a folded list shows all of itself first.
+    const fold = box.parentElement?.nextElementSibling;
+    if (
+      fold instanceof HTMLButtonElement &&
+      fold.matches('.jpa-sp-more') &&
+      !fold.hidden &&
+      fold.getAttribute('aria-expanded') === 'false'
+    ) {
+      fold.click();
+    }
     button.textContent = 'hide';
     if (box.childElementCount) {
       return;

@@ -166,6 +166,36 @@ describe('ChangesView', () => {
     expect(box.hidden).toBe(false);
   });
 
+  it('folds a tall list of files without a scroll bar, and opening a change shows it all', () => {
+    // Given a list of files taller than its place (jsdom lays nothing out: its height is set)
+    const tall = Object.getOwnPropertyDescriptor(HTMLElement.prototype, 'scrollHeight');
+    Object.defineProperty(HTMLElement.prototype, 'scrollHeight', {
+      configurable: true,
+      get(this: HTMLElement) {
+        return this.classList.contains('jpa-Changes-files') ? 900 : 0;
+      }
+    });
+    try {
+      const model = modelWith([changeSet()]);
+      vi.spyOn(model, 'preview').mockReturnValue(new Promise(() => undefined));
+      const view = new ChangesView(model);
+      const list = view.node.querySelector<HTMLElement>('.jpa-Changes-files')!;
+      const fold = list.nextElementSibling as HTMLButtonElement;
+      // Then it is cut at 240 pixels, nothing scrolls, and a button shows the rest
+      expect(list.style.maxHeight).toBe('240px');
+      expect(list.style.overflow).toBe('hidden');
+      expect(fold.hidden).toBe(false);
+      expect(fold.getAttribute('aria-expanded')).toBe('false');
+      // When the person shows one file's change
+      view.node.querySelector<HTMLButtonElement>('[data-testid="jpa-changes-show"]')!.click();
+      // Then the whole list shows, the change inside it
+      expect(list.style.maxHeight).toBe('none');
+      expect(fold.getAttribute('aria-expanded')).toBe('true');
+    } finally {
+      if (tall) Object.defineProperty(HTMLElement.prototype, 'scrollHeight', tall);
+    }
+  });
+
   it('is hidden while there is nothing to decide', () => {
     const view = new ChangesView(modelWith([]));
     expect(view.node.classList.contains('jpa-mod-empty')).toBe(true);
