@@ -2,9 +2,10 @@
 will change and the buttons show at once, without scrolling anything.
 
 Measured from the page's own layout: with the card (or the row) brought to the top of the
-area it scrolls in, the start of its first change block (the diff, the rows, the statement,
-the request, the files, the command) and its Approve and Reject buttons must lie inside the
-viewport and inside every box around them that clips (a preview is folded, never scrolled).
+area it scrolls in, the start of the block that says what will change (the diff, the rows,
+the statement, the request, the files, the commits, the command) and its Approve and Reject
+buttons must lie inside the viewport and inside every box around them that clips (a preview
+is folded, never scrolled); and no box inside them scrolls.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ pytestmark = pytest.mark.e2e
 
 expect.set_options(timeout=20_000)
 
-#: How much of the first change block must show at least: a title and its first lines.
+#: How much of the change block must show at least: a title and its first lines.
 CHANGE_SHOWN_PX = 60
 
 #: Where ``node`` lies against the part of the window it can be seen in: the viewport cut
