@@ -166,6 +166,16 @@ async def listed_idle(jp_fetch, request_id: str) -> dict:
     raise AssertionError(f"the server never listed {request_id} in an idle kernel")
 
 
+async def seen_idle(jp_fetch, kernel_id: str) -> None:
+    """Wait until the server's record of kernel ``kernel_id`` has it idle again: the reply of a
+    cell can reach the test before the server's link has read the kernel's idle status."""
+    for _ in range(300):
+        if kernel_id not in (await get_json(jp_fetch, "pending"))["busy_kernels"]:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"the server still has kernel {kernel_id} busy")
+
+
 @pytest.mark.realtime
 async def test_fast_answer_from_the_sidebar_is_auto_answered(jp_fetch, kernels):
     kernel = await kernels()

@@ -18,6 +18,7 @@ import pytest
 
 from tests.kernel.helpers import HUMAN_PAUSE_S
 from tests.server.agent_client import KernelSocket, call
+from tests.server.test_rest import seen_idle
 
 from .conftest import API, decision_body, journal_of
 
@@ -220,7 +221,8 @@ async def test_a_replayed_rest_decision_is_refused_and_journaled(
     assert status == 200
     assert (await asked.kernel.run(f"save('payload', {asked.path!r})"))["status"] == "ok"
     (asked.root / asked.path).unlink()
-    # When the same request is posted again
+    await seen_idle(jp_fetch, asked.kernel.id)
+    # When the same request is posted again, to the kernel now idle
     status, _, body = await call(
         jp_fetch, *asked.url, method="POST", body=decision_body(asked.fingerprint)
     )
