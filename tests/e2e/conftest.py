@@ -82,12 +82,12 @@ def notebook(lab_server: LabServer) -> Path:
     return fresh_quickstart(Path(tempfile.mkdtemp(prefix="project-", dir=lab_server.root)))
 
 
-@pytest.fixture
-def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
-    """A new browser context and page; a failing test leaves a screenshot in .ci/artifacts."""
+def _page_of_width(browser: Browser, request: pytest.FixtureRequest, width: int) -> Iterator[Page]:
+    """A new browser context and page ``width`` pixels wide and 900 high; a failing test
+    leaves a screenshot in .ci/artifacts."""
     from tests.e2e.lab import save_screenshot
 
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context = browser.new_context(viewport={"width": width, "height": 900})
     context.set_default_timeout(30_000)
     page = context.new_page()
     try:
@@ -97,3 +97,24 @@ def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
         if report is not None and report.failed:
             save_screenshot(page, f"{request.node.name}-FAILED")
         context.close()
+
+
+@pytest.fixture
+def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
+    """A new browser context and page at 1280x900."""
+    yield from _page_of_width(browser, request, 1280)
+
+
+@pytest.fixture
+def wide_page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
+    """A page at 1400x900, the size people read cards and the sidebar at (issue 24)."""
+    yield from _page_of_width(browser, request, 1400)
+
+
+@pytest.fixture
+def no_other_kernels(lab_server: LabServer) -> Iterator[None]:
+    """Only this test's kernels run: the sidebar lists what every running kernel holds.
+    (For a module's tests: ``pytestmark = pytest.mark.usefixtures("no_other_kernels")``.)"""
+    lab_server.shutdown_kernels()
+    yield
+    lab_server.shutdown_kernels()

@@ -10,16 +10,14 @@ is folded, never scrolled); and no box inside them scrolls.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
-from playwright.sync_api import Browser, Locator, Page, expect
+from playwright.sync_api import Locator, Page, expect
 
 from tests.e2e.lab import LabServer, NotebookPage, Sidebar
 from tests.e2e.test_notebook7 import open_in_notebook7, show_approvals_from_the_view_menu
 from tests.e2e.test_previews_in_browser import CALLS, SETUP, _notebook
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("no_other_kernels")]
 
 expect.set_options(timeout=20_000)
 
@@ -67,26 +65,6 @@ TO_THE_TOP = """node => {
         }
     }
 }"""
-
-
-@pytest.fixture(autouse=True)
-def no_other_kernels(lab_server: LabServer) -> Iterator[None]:
-    """Only this test's kernel runs: the sidebar lists what every running kernel holds."""
-    lab_server.shutdown_kernels()
-    yield
-    lab_server.shutdown_kernels()
-
-
-@pytest.fixture
-def wide_page(browser: Browser) -> Iterator[Page]:
-    """A page at 1400x900, the size the issue names."""
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    context.set_default_timeout(30_000)
-    page = context.new_page()
-    try:
-        yield page
-    finally:
-        context.close()
 
 
 def _assert_change_shown(change: Locator, where: str) -> None:

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
 import pytest
-from playwright.sync_api import Browser, Locator, Page, expect
+from playwright.sync_api import Locator, Page, expect
 
 from tests.e2e.lab import CARD, DOC_IMAGES, LabServer, NotebookPage, Sidebar, save_screenshot
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("no_other_kernels")]
 
 expect.set_options(timeout=20_000)
 
@@ -111,26 +110,6 @@ def hostile(name):
 
 hostile("<b>bold</b>")
 """
-
-
-@pytest.fixture(autouse=True)
-def no_other_kernels(lab_server: LabServer) -> Iterator[None]:
-    """Only this test's kernel runs: the sidebar lists what every running kernel holds."""
-    lab_server.shutdown_kernels()
-    yield
-    lab_server.shutdown_kernels()
-
-
-@pytest.fixture
-def wide_page(browser: Browser) -> Iterator[Page]:
-    """A page at 1400x900, the size the issue names."""
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    context.set_default_timeout(30_000)
-    page = context.new_page()
-    try:
-        yield page
-    finally:
-        context.close()
 
 
 def _notebook(server: LabServer, cells: list[str]) -> Path:
