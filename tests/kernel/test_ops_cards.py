@@ -81,7 +81,10 @@ def test_a_huge_operation_shows_a_bounded_card(frontend, action):
     assert len(json.dumps(card.state).encode()) < CARD_LIMIT
     text = "\n".join(result.data())
     assert 0 < len(text.encode()) < CARD_LIMIT
-    # And the preview says that it left something out
+    # And the preview says that it left something out (on a slow machine a table's rows are
+    # not compared at all within the preview's time budget, and the preview says that instead)
     preview = card.state["preview"]
-    announced = "not shown" in preview or "covered by the fingerprint" in preview
+    announced = any(
+        words in preview for words in ("not shown", "covered by the fingerprint", "not computed")
+    )
     assert announced or card.state["preview_omitted"] > 0

@@ -10,10 +10,11 @@ import pandas as pd
 
 from jupyter_approvals.core.structured import checked_structured
 from jupyter_approvals.ops import write_table
+from jupyter_approvals.ops.tables import write as tables_write
 from jupyter_approvals.previews.render_text import render_text
 from jupyter_approvals.previews.structured import STRUCTURED_BUDGET
 from jupyter_approvals.previews.table_head import STRUCTURED_ROWS
-from jupyter_approvals.previews.text import PREVIEW_BUDGET
+from jupyter_approvals.previews.text import PREVIEW_BUDGET, Deadline
 
 from ..conftest import ask, request_of
 from .test_tables import sales, write_directly
@@ -208,3 +209,48 @@ def test_many_changed_rows_and_wide_values_stay_within_the_budget_with_cuts_anno
     # And the text is bounded, and counts what neither form shows
     assert len(text) <= PREVIEW_BUDGET
     assert f"… {2_000 - shown:,} more changed rows not shown" in text
+
+
+class SpentAfter(Deadline):
+    """A preview deadline that is spent once it has been asked ``calls`` times."""
+
+    def __init__(self, calls: int) -> None:
+        super().__init__()
+        self.calls = calls
+
+    def passed(self) -> bool:
+        self.calls -= 1
+        return self.calls < 0
+
+
+def test_a_deadline_spent_reading_the_file_says_rows_were_not_compared(session, monkeypatch):
+    # Given an existing CSV table, and a machine so slow that reading it spends the budget
+    write_directly(sales([1, 2, 3]), Path("sales.csv"))
+    monkeypatch.setattr(tables_write, "Deadline", lambda: SpentAfter(0))
+    # When its replacement is requested by key
+    call = lambda: write_table(sales([1, 2], units=[5, 6]), "sales.csv", key="id")  # noqa: E731
+    text, document = structured_of(session, call)
+    # Then both forms say that row changes were not computed, and claim no row counts
+    reason = "Row changes by key were not computed: reading the existing file took too long."
+    assert reason in text
+    assert reason in document["notes"]
+    assert not {"rows to change", "rows to remove"} & headline(document).keys()
+    assert headline(document)["rows after"] == 2
+
+
+def test_a_deadline_spent_comparing_rows_keeps_the_counts_and_says_values_are_not_shown(
+    session, monkeypatch
+):
+    # Given an existing Parquet table, and a budget spent once the rows are compared
+    write_directly(sales([1, 2, 3]), Path("sales.parquet"))
+    monkeypatch.setattr(tables_write, "Deadline", lambda: SpentAfter(1))
+    # When its replacement is requested by key
+    call = lambda: write_table(sales([1, 2], units=[5, 6]), "sales.parquet", key="id")  # noqa: E731
+    text, document = structured_of(session, call)
+    # Then the counts are there, the rows' values are not, and both forms say why
+    assert headline(document)["rows to change"] == 2
+    assert headline(document)["row to remove"] == 1
+    assert not [b for b in document["blocks"] if b["title"].startswith("Changed rows")]
+    reason = "The values of changed, added and removed rows are not shown"
+    assert reason in text
+    assert any(note.startswith(reason) for note in document["notes"])
