@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import math
 import random
 import re
 
@@ -20,6 +21,9 @@ from jupyter_approvals.previews.line_diff import (
 from jupyter_approvals.previews.render_text import render_text
 from jupyter_approvals.previews.structured import StructuredPreview
 from jupyter_approvals.previews.text import PREVIEW_BUDGET, Deadline
+
+#: No time budget: these tests count the whole comparison, which a slow machine must not cut.
+UNHURRIED = Deadline(math.inf)
 
 HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
@@ -204,7 +208,7 @@ def test_the_preview_states_the_counts_and_stays_in_budget():
     )
     structured = StructuredPreview()
     # When previewed
-    diff = add_diff(structured, old, new, "a", "b", Deadline())
+    diff = add_diff(structured, old, new, "a", "b", UNHURRIED)
     text = render_text(structured.document())
     # Then the counts cover everything, the text is bounded and the cut is announced
     assert "20,000 lines to add, 20,000 lines to remove" in text
