@@ -13,6 +13,7 @@ import { Panel } from '@lumino/widgets';
 import { CardOutcome } from './cardOutcomes';
 import { el } from './dom';
 import { decisionWords, outcomeWords } from './historyRequests';
+import { isRequestId } from './tokens';
 
 /** The MIME type of the request beside a card's widget view. */
 export const CARD_MIME = 'application/vnd.jupyter-approvals.card+json';
@@ -41,7 +42,7 @@ export function readCardRecord(data: unknown): ICardRecord | null {
   if (!texts.every(key => typeof record[key] === 'string')) {
     return null;
   }
-  if (!/^[0-9a-f]{16}$/.test(record.request_id as string)) {
+  if (!isRequestId(record.request_id)) {
     return null;
   }
   return {

@@ -12,7 +12,7 @@ import { Widget } from '@lumino/widgets';
 import { OutcomeLookup, outcomeLine } from './cardOutput';
 import { el } from './dom';
 import { IItemHandlers, PendingItem } from './pendingItem';
-import { IApprovalsModel, IPendingRequest, itemKey } from './tokens';
+import { IApprovalsModel, IPendingRequest, isRequestId, itemKey } from './tokens';
 
 /** The MIME type of the server's answer to held agent code. */
 export const HELD_MIME = 'application/vnd.jupyter-approvals.held+json';
@@ -29,7 +29,7 @@ export function readHeld(data: unknown): IHeldNotice | null {
     return null;
   }
   const { request_id, fingerprint } = data as Record<string, unknown>;
-  if (typeof request_id !== 'string' || !/^[0-9a-f]{16}$/.test(request_id)) {
+  if (!isRequestId(request_id)) {
     return null;
   }
   if (typeof fingerprint !== 'string' || !fingerprint.startsWith('sha256:')) {

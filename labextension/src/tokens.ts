@@ -365,3 +365,8 @@ export const IApprovalsModel = new Token<IApprovalsModel>(
 export function itemKey(item: Pick<IPendingRequest, 'kernel_id' | 'id'>): string {
   return `${item.kernel_id}/${item.id}`;
 }
+
+/** True for a request id as the kernel makes them: 16 lowercase hex digits (docs/protocol.md). */
+export function isRequestId(value: unknown): value is string {
+  return typeof value === 'string' && /^[0-9a-f]{16}$/.test(value);
+}
