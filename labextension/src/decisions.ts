@@ -8,7 +8,15 @@ import { ISignal, Signal } from '@lumino/signaling';
 import { LastDecisionModel } from './lastDecision';
 import { PendingModel } from './pendingModel';
 import { describeError, postDecision } from './request';
-import { Decision, IPendingChange, IPendingRequest, itemKey, Verdict } from './tokens';
+import {
+  Decision,
+  DecisionPlace,
+  IDecisionBody,
+  IPendingChange,
+  IPendingRequest,
+  itemKey,
+  Verdict
+} from './tokens';
 
 export class DecisionsModel implements IDisposable {
   constructor(options: DecisionsModel.IOptions) {
@@ -36,7 +44,12 @@ export class DecisionsModel implements IDisposable {
    * Send a decision for `item` exactly as displayed (its fingerprint is the one sent). While
    * one is being sent for the item, another press sends nothing and gets that one's verdict.
    */
-  async decide(item: IPendingRequest, decision: Decision, reason: string): Promise<Verdict> {
+  async decide(
+    item: IPendingRequest,
+    decision: Decision,
+    reason: string,
+    place: DecisionPlace = 'sidebar'
+  ): Promise<Verdict> {
     const key = itemKey(item);
     const current = this._verdicts.get(key);
     if (current?.state === 'sending') {
@@ -46,7 +59,12 @@ export class DecisionsModel implements IDisposable {
     this._last.sending(item.id);
     let verdict: Verdict;
     try {
-      const body = { decision, fingerprint: item.fingerprint, reason };
+      const body: IDecisionBody = { decision, fingerprint: item.fingerprint, reason };
+      // Only the server's route for held code takes a place: a kernel records its own card's
+      // decisions itself, and its route refuses fields it does not know.
+      if (place === 'card' && item.held_at === 'server') {
+        body.channel = 'card';
+      }
       const reply = await postDecision(item, body, this._settings);
       verdict = reply.ok
         ? { state: 'ok', decision, status: reply.status ?? null }

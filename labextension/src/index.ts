@@ -87,6 +87,11 @@ const plugin: JupyterFrontEndPlugin<IApprovalsModel> = {
         app.shell.activateById(id);
       }
     };
+    // The held-code card at an agent's cell is the same row, decided in a card.
+    const inTheCard: IItemHandlers = {
+      ...handlers,
+      decide: (item, decision, reason) => void model.decide(item, decision, reason, 'card')
+    };
     // A notebook's cards: the kernel's (its own registry holds its widget renderer) and the
     // server's for held agent code, both asking the journal how an ended request ended.
     const outcomes = new CardOutcomes(serverSettings);
@@ -94,7 +99,7 @@ const plugin: JupyterFrontEndPlugin<IApprovalsModel> = {
       const lookup = (id: string) => outcomes.lookup(notebook.context.path, id);
       const registry = notebook.content.rendermime;
       registry.addFactory(cardOutputFactory(registry, lookup), CARD_OUTPUT_RANK);
-      registry.addFactory(heldCardFactory(model, handlers, lookup));
+      registry.addFactory(heldCardFactory(model, inTheCard, lookup));
     });
     // A card's "open full size" (the card cannot reach the shell): the event only names
     // the request; the tab shows the sidebar's own row of it, as the server listed it, so a

@@ -18,6 +18,7 @@ import { PendingModel } from './pendingModel';
 import { ServerClock } from './serverClock';
 import {
   Decision,
+  DecisionPlace,
   IAgent,
   IApprovalsModel,
   IConnection,
@@ -124,8 +125,13 @@ export class ApprovalsModel implements IApprovalsModel, IDisposable {
   }
 
   /** Send a decision, then poll at once: the decided request changes or leaves the list. */
-  async decide(item: IPendingRequest, decision: Decision, reason: string): Promise<Verdict> {
-    const verdict = await this._decisions.decide(item, decision, reason);
+  async decide(
+    item: IPendingRequest,
+    decision: Decision,
+    reason: string,
+    place: DecisionPlace = 'sidebar'
+  ): Promise<Verdict> {
+    const verdict = await this._decisions.decide(item, decision, reason, place);
     if (verdict.state !== 'sending') {
       void this._pending.refresh();
     }

@@ -124,12 +124,17 @@ export interface IChangeDecisionReply {
   refused: Record<string, string>;
 }
 
-/** The body of `POST pending/{kernel_id}/{request_id}` (section 6.2). */
+/** Where a person decided: the sidebar, or a card in the notebook (recorded in the journal). */
+export type DecisionPlace = 'sidebar' | 'card';
+
+/** The body of `POST pending/{kernel_id}/{request_id}` (section 6.2) and `POST held/...`. */
 export interface IDecisionBody {
   decision: Decision;
   /** The full fingerprint the sidebar displayed for the request. */
   fingerprint: string;
   reason: string;
+  /** Only for code the server holds (section 6.2.1): decided in its card at the cell. */
+  channel?: 'card';
 }
 
 /** The answer of `POST pending/...`, and the shape of every REST error. */
@@ -343,8 +348,14 @@ export interface IApprovalsModel {
   readonly lastDecisionChanged: ISignal<IApprovalsModel, ILastDecision | null>;
   /** Forget the latest decision (the person dismissed its note). */
   clearLastDecision(): void;
-  /** Send a decision for `item` exactly as displayed (its fingerprint is the one sent). */
-  decide(item: IPendingRequest, decision: Decision, reason: string): Promise<Verdict>;
+  /** Send a decision for `item` exactly as displayed (its fingerprint is the one sent), made
+   * in the sidebar unless `place` says it was made in a card. */
+  decide(
+    item: IPendingRequest,
+    decision: Decision,
+    reason: string,
+    place?: DecisionPlace
+  ): Promise<Verdict>;
   /** The registered agents, as last fetched (refreshed every few polls and after a pause). */
   readonly agents: readonly IAgent[];
   readonly agentsChanged: ISignal<IApprovalsModel, readonly IAgent[]>;

@@ -688,6 +688,28 @@ describe('decisions', () => {
     expect(model.verdict('k1/a')).toEqual(verdict);
   });
 
+  it('says a decision was made in a card only for code the server holds', async () => {
+    // Given a model showing held agent code and a kernel's request
+    const held = request('h', {
+      held_at: 'server',
+      decide_url: 'jupyter-approvals/api/held/h'
+    });
+    const kernels = request('k');
+    const model = await polledModel(held, kernels);
+    vi.mocked(postDecision).mockResolvedValue(approved);
+
+    // When the person approves each in a card
+    await model.decide(held, 'approve', '', 'card');
+    await model.decide(kernels, 'approve', '', 'card');
+
+    // Then the held code's decision names the card; the kernel's route gets no such field
+    // (the kernel records its own card's decisions, and refuses fields it does not know)
+    expect(vi.mocked(postDecision).mock.calls.map(call => call[1])).toEqual([
+      { decision: 'approve', fingerprint: 'sha256:h', reason: '', channel: 'card' },
+      { decision: 'approve', fingerprint: 'sha256:k', reason: '' }
+    ]);
+  });
+
   it('shows sending until the server answers, signalling the key each time', async () => {
     // Given a model showing request a, and a decision the server has not answered yet
     const item = request('a');

@@ -245,12 +245,13 @@ def test_the_person_approves_held_agent_code_at_its_cell_and_a_retry_points_ther
     )
     second = agent.call("insert_execute_code_cell", cell_index=-1, cell_source=CODE)
     assert printed_42(second), second
+    # And the journal says it was decided in the card, not in the sidebar
     events = [
         (line["event"], line.get("channel"))
         for line in agent_lab.journal_lines()
         if line.get("request_id") == held["id"]
     ]
-    assert [event for event, _channel in events] == ["requested", "approved", "executed"]
+    assert events == [("requested", None), ("approved", "card"), ("executed", "card")]
     assert nb.errors == []
 
 

@@ -47,16 +47,14 @@ async def held_items(jp_fetch) -> list[dict]:
     return [item for item in listing["pending"] if item.get("held_at") == "server"]
 
 
-async def decide(jp_fetch, item: dict, decision: str = "approve", reason: str = "") -> tuple:
-    status, _, body = await call(
-        jp_fetch,
-        *item["decide_url"].split("/"),
-        method="POST",
-        body=json.dumps(
-            {"decision": decision, "fingerprint": item["fingerprint"], "reason": reason}
-        ),
+async def decide(
+    jp_fetch, item: dict, decision: str = "approve", reason: str = "", **extra: object
+) -> tuple:
+    body = {"decision": decision, "fingerprint": item["fingerprint"], "reason": reason, **extra}
+    status, _, answer = await call(
+        jp_fetch, *item["decide_url"].split("/"), method="POST", body=json.dumps(body)
     )
-    return status, body
+    return status, answer
 
 
 @pytest.mark.parametrize("v1", PROTOCOLS)
@@ -258,6 +256,50 @@ async def test_every_step_of_held_code_is_journaled(
     approved = next(e for e in entries if e["event"] == "approved")
     assert approved["channel"] == "sidebar"
     assert approved["decided_by"]
+
+
+async def test_a_decision_at_the_held_card_is_journaled_as_made_in_the_card(
+    jp_fetch, kernels, open_socket, jp_root_dir, state_dir
+):
+    # Given agent code the server holds
+    kernel = await kernels()
+    agent = await open_socket(kernel.id)
+    await agent.execute("w = 4")
+    [item] = await held_items(jp_fetch)
+    await asyncio.sleep(1.1)
+    # When the person approves it in the card the server renders at the agent's cell
+    status, body = await decide(jp_fetch, item, channel="card")
+    assert (status, body["status"]) == (200, "approved")
+    # Then the code runs as for the sidebar, and the journal says where it was decided
+    assert (await agent.execute("w = 4"))["reply"]["status"] == "ok"
+    entries = await held_journal(jp_root_dir, state_dir, item["id"])
+    assert [(e["event"], e.get("channel")) for e in entries] == [
+        ("requested", None),
+        ("approved", "card"),
+        ("executed", "card"),
+    ]
+
+
+@pytest.mark.parametrize("channel", ["comm", "server", "chat", "", 5, None])
+async def test_a_held_decision_names_no_channel_but_the_sidebar_or_the_card(
+    jp_fetch, kernels, open_socket, jp_root_dir, state_dir, channel
+):
+    # Given agent code the server holds
+    kernel = await kernels()
+    agent = await open_socket(kernel.id)
+    await agent.execute("v = 5")
+    [item] = await held_items(jp_fetch)
+    await asyncio.sleep(1.1)
+    # When a decision names a place held code is not decided in
+    status, body = await decide(jp_fetch, item, channel=channel)
+    # Then it is refused as malformed, nothing is decided, and the refusal is journaled
+    assert (status, body["code"]) == (400, "APPROVAL_MALFORMED_DECISION")
+    assert [i["id"] for i in await held_items(jp_fetch)] == [item["id"]]
+    refused = [e for e in await held_journal(jp_root_dir, state_dir, item["id"])][1:]
+    assert [(e["event"], e["code"], e["channel"]) for e in refused] == [
+        ("refused", "APPROVAL_MALFORMED_DECISION", "sidebar")
+    ]
+    assert (await agent.execute("v = 5"))["reply"]["ename"] == "APPROVAL_PENDING"
 
 
 async def held_journal(jp_root_dir, state_dir, request_id: str) -> list[dict]:

@@ -25,6 +25,9 @@ from ..mirror.kernel_link import (
 from ..mirror.kernels import RETRY_AFTER_S
 from .handlers import MAX_BODY_BYTES, ApprovalsHandler, refusal_sender
 
+#: Where held agent code is decided: the sidebar, or the card the server renders at its cell.
+HELD_CHANNELS = ("sidebar", "card")
+
 
 class _DecidingHandler(ApprovalsHandler):
     """What both deciding routes share: journaling what the server refuses itself."""
@@ -34,16 +37,28 @@ class _DecidingHandler(ApprovalsHandler):
         notebook it is about, and the fields that place it (kernel, held)."""
         raise NotImplementedError
 
+    #: Where this route's decisions may be made, the default first (a body names another).
+    channels: tuple[str, ...] = ("sidebar",)
+
     def attempted_decision(self) -> str | None:
         """The decision the body names, if it names one (for the record, never checked)."""
+        decision = self._claimed("decision")
+        return decision if decision in ("approve", "reject") else None
+
+    def attempted_channel(self) -> str:
+        """Where the body says the decision was made, if it is one of the route's channels
+        (for the record, never checked), else the route's default."""
+        channel = self._claimed("channel")
+        return channel if channel in self.channels else self.channels[0]
+
+    def _claimed(self, field: str) -> object:
         if len(self.request.body) > MAX_BODY_BYTES:
             return None
         try:
             body = json.loads(self.request.body or b"")
         except (ValueError, RecursionError):
             return None
-        decision = body.get("decision") if isinstance(body, dict) else None
-        return decision if decision in ("approve", "reject") else None
+        return body.get(field) if isinstance(body, dict) else None
 
     def note_agent_refusal(self, agent: str, error: errors.ApprovalError) -> None:
         """Journal that the agent gate refused this decision to agent ``agent`` (called from
@@ -63,7 +78,7 @@ class _DecidingHandler(ApprovalsHandler):
             request_id=request_id,
             listed=listed,
             notebook_path=notebook,
-            channel="sidebar",
+            channel=self.attempted_channel(),
             attempted=self.attempted_decision(),
             **who,
             **place,
@@ -80,7 +95,7 @@ class DecisionHandler(_DecidingHandler):
         ids = {"kernel_id": kernel_id, "id": request_id}
         try:
             self.check_decider()
-            decision, fingerprint, reason = self._read_body()
+            decision, fingerprint, reason, _ = self._read_body()
             verdict = await self._forward(kernel_id, request_id, decision, fingerprint, reason)
         except errors.ApprovalError as exc:
             # A decision sent that got no answer in time reached the kernel's queue: the
@@ -171,6 +186,8 @@ class DecisionHandler(_DecidingHandler):
 class HeldDecisionHandler(_DecidingHandler):
     """``POST held/{request_id}``: decide a request the server holds (agent code)."""
 
+    channels = HELD_CHANNELS
+
     def target(self) -> tuple[str, bool, str | None, dict[str, Any]]:
         """The held request the route names (see the base class)."""
         request_id = str(self.path_args[0])
@@ -184,9 +201,14 @@ class HeldDecisionHandler(_DecidingHandler):
         """Apply a person's decision to held agent code; the code runs when the agent resends."""
         try:
             self.check_decider()
-            decision, fingerprint, reason = self._read_body()
+            decision, fingerprint, reason, channel = self._read_body(self.channels)
             info = self.gate.hold.decide(
-                request_id, decision, fingerprint, reason, username_of(self.current_user) or ""
+                request_id,
+                decision,
+                fingerprint,
+                reason,
+                username_of(self.current_user) or "",
+                channel=channel,
             )
         except errors.ApprovalError as exc:
             # An answer too fast ends the request: the store journals that outcome itself.

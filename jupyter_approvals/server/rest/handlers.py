@@ -159,7 +159,12 @@ class ApprovalsHandler(APIHandler):
     def _same_origin(self) -> bool:
         return same_origin(self)
 
-    def _read_body(self) -> tuple[str, str, str]:
+    def _read_body(self, channels: tuple[str, ...] = ("sidebar",)) -> tuple[str, str, str, str]:
+        """The decision, fingerprint, reason and channel of a decision body.
+
+        ``channels`` are where the route's decisions may be made, the default first: a body
+        may name one of them as ``channel`` only where there is more than one.
+        """
         if len(self.request.body) > MAX_BODY_BYTES:
             raise errors.ApprovalTooLarge(f"The body is over {MAX_BODY_BYTES} bytes.")
         try:
@@ -168,15 +173,24 @@ class ApprovalsHandler(APIHandler):
             raise errors.ApprovalMalformedDecision("The body must be a JSON object.") from None
         if not isinstance(body, dict):
             raise errors.ApprovalMalformedDecision("The body must be a JSON object.")
-        unknown = set(body) - {"decision", "fingerprint", "reason"}
+        known = {"decision", "fingerprint", "reason"} | (
+            {"channel"} if len(channels) > 1 else set()
+        )
+        unknown = set(body) - known
         if unknown:
             raise errors.ApprovalMalformedDecision(f"Unknown fields: {sorted(unknown)}.")
-        return check_decision(
+        channel = body.get("channel", channels[0])
+        if channel not in channels:
+            raise errors.ApprovalMalformedDecision(
+                f'"channel" is one of {", ".join(map(json.dumps, channels))}.'
+            )
+        decision, fingerprint, reason = check_decision(
             body.get("decision"),
             body.get("fingerprint"),
             body.get("reason", ""),
             Limits().max_reason_chars,
         )
+        return decision, fingerprint, reason, channel
 
 
 class PendingHandler(ApprovalsHandler):
