@@ -27,11 +27,16 @@ export function addKeyboardCommands(app: JupyterFrontEnd, palette: ICommandPalet
       caption: `${word} the request whose card or sidebar row has the focus (after its reading time)`,
       isEnabled: () => focusedRequest() !== null,
       execute: () => {
-        if (decideFocused(decision) === 'wait') {
+        const result = decideFocused(decision);
+        if (result === 'wait') {
           Notification.info(
             `${word}: not yet. Read the request first, or wait for its kernel; the button says why.`,
             { autoClose: 4000 }
           );
+        } else if (result === 'ended') {
+          Notification.info(`${word}: this request no longer waits for a decision.`, {
+            autoClose: 4000
+          });
         }
       }
     });

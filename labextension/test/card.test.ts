@@ -457,6 +457,71 @@ describe('the states after a decision', () => {
   });
 });
 
+describe('a card no kernel answers for', () => {
+  it('restored from saved widget state long after its deadline, offers no buttons', () => {
+    // Given a card restored from a notebook's saved widget state: pending, its deadline an
+    // hour ago (no kernel synced its end)
+    const model = new FakeModel(traits({ expires_at: new Date(T0 - 3_600_000).toISOString() }));
+
+    // When it is drawn
+    const { root, part } = show(model);
+
+    // Then it says what it is and when it ended, with nothing to press and no clock
+    expect(root.querySelector('.jpa-card')?.getAttribute('data-state')).toBe('unheard');
+    expect(shown(part('.jpa-actions'))).toBe(false);
+    expect(shown(part('.jpa-dismiss'))).toBe(false);
+    expect(part('.jpa-clock').textContent).toBe('');
+    expect(part('.jpa-status').textContent).toContain(
+      'it is a saved copy, or its kernel is gone. Its request ended at 2026-12-01 09:00 UTC; ' +
+        'nothing runs from it.'
+    );
+    // And what was asked is still shown
+    expect(part('.jpa-summary').textContent).toBe('Write data/orders.csv');
+  });
+
+  it('goes quiet only well after its deadline, so a clock running ahead keeps it live', async () => {
+    // Given a live pending card whose kernel has stopped syncing
+    const model = new FakeModel(traits());
+    const { root, part } = show(model);
+
+    // When its deadline passed 9 minutes ago, Then it still offers its buttons
+    await vi.advanceTimersByTimeAsync(19 * 60_000);
+    expect(shown(part('.jpa-actions'))).toBe(true);
+    expect(part('.jpa-clock').textContent).toBe('answer within 0:00');
+
+    // When more than 10 minutes passed since, Then it stops offering them
+    await vi.advanceTimersByTimeAsync(62_000);
+    expect(root.querySelector('.jpa-card')?.getAttribute('data-state')).toBe('unheard');
+    expect(shown(part('.jpa-actions'))).toBe(false);
+  });
+
+  it('an approval no kernel ended says the approval ended', () => {
+    // Given an approved card restored long after its approval's lifetime
+    const model = new FakeModel(
+      traits({ state: 'approved', expires_at: new Date(T0 - 3_600_000).toISOString() })
+    );
+    const { part } = show(model);
+    // Then it names the approval, not the request, and counts nothing
+    expect(part('.jpa-status').textContent).toContain('Its approval ended at');
+    expect(part('.jpa-clock').textContent).toBe('');
+  });
+
+  it('a decided card keeps its own words whenever it is drawn', () => {
+    // Given a rejected card restored long after its deadline
+    const model = new FakeModel(
+      traits({
+        state: 'rejected',
+        message: 'Rejected.',
+        expires_at: new Date(T0 - 3_600_000).toISOString()
+      })
+    );
+    const { root, part } = show(model);
+    // Then it is the record the kernel last synced
+    expect(root.querySelector('.jpa-card')?.getAttribute('data-state')).toBe('rejected');
+    expect(part('.jpa-status').textContent).toBe('Rejected.');
+  });
+});
+
 describe('hostile strings', () => {
   it('shows markup in every synced text as its characters, never as elements', () => {
     // Given a request whose every text is markup (code in a kernel chooses them)

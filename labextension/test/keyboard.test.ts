@@ -47,4 +47,20 @@ describe('the keyboard commands', () => {
     expect(decideFocused('approve', document.body)).toBe('none');
     item.remove();
   });
+
+  it('press nothing on a card whose request ended, and say so', () => {
+    // Given a focused card whose actions it hid once its request was decided
+    const { row: card, pressed } = row(false);
+    card.dataset.testid = 'jpa-card';
+    const actions = document.createElement('div');
+    actions.append(...Array.from(card.querySelectorAll('button')));
+    actions.style.display = 'none';
+    card.append(actions);
+    card.focus();
+    // When the commands run, Then nothing is pressed, and the caller learns it ended
+    expect(decideFocused('approve')).toBe('ended');
+    expect(decideFocused('reject')).toBe('ended');
+    expect(pressed).toEqual([]);
+    card.remove();
+  });
 });

@@ -29,6 +29,16 @@ const OPEN_PREVIEW_EVENT = 'jupyter-approvals:open-preview';
 // and its buttons, a card fits a notebook at 900 pixels high.
 const PREVIEW_FOLD_PX = 480;
 
+// A card still pending or approved this long after its deadline has not heard from a kernel
+// (a kernel ends a request at its deadline and syncs that within seconds): it was restored
+// from a notebook's saved widget state, or its kernel is gone. The margin is wide so that a
+// browser clock running ahead of the kernel's never takes a live card's buttons away.
+const UNHEARD_AFTER_MS = 10 * 60 * 1000;
+
+function utcMinute(ms) {
+  return `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
 function render({ model, el: root }) {
   const card = el('div', 'jpa-card');
   card.setAttribute('data-testid', 'jpa-card');
@@ -175,11 +185,21 @@ function render({ model, el: root }) {
   reject.addEventListener('click', () => decide('reject'));
   dismiss.addEventListener('click', () => model.send({ op: 'dismiss' }));
 
+  // The deadline, if the card has not heard from a kernel since well past it; else null.
+  function unheardSince() {
+    const state = model.get('state');
+    const end = Date.parse(model.get('expires_at'));
+    const over = (state === 'pending' || state === 'approved') && !Number.isNaN(end);
+    return over && Date.now() - end > UNHEARD_AFTER_MS ? end : null;
+  }
+  let unheard = null;
+
   function sync() {
     settle();
     const state = model.get('state');
     const fp = model.get('fingerprint');
-    card.dataset.state = state;
+    unheard = unheardSince();
+    card.dataset.state = unheard === null ? state : 'unheard';
     title.textContent = model.get('action');
     summary.textContent = model.get('summary');
     const fn = model.get('function');
@@ -210,21 +230,29 @@ function render({ model, el: root }) {
     omitted.style.display = pre.style.display;
     const left = model.get('preview_omitted');
     omitted.textContent = left ? `… ${left} more characters left out of this preview` : '';
-    const live = state === 'pending';
+    const live = state === 'pending' && unheard === null;
     actions.style.display = live ? '' : 'none';
     dismiss.style.display = live ? '' : 'none';
     const why = model.get('reason');
     status.textContent =
-      model.get('message') + (state === 'rejected' && why ? ` Reason: ${why}` : '');
+      unheard !== null
+        ? `No kernel answers for this card: it is a saved copy, or its kernel is gone. Its ` +
+          `${state === 'pending' ? 'request' : 'approval'} ended at ${utcMinute(unheard)}; ` +
+          'nothing runs from it. The History in the sidebar says how it ended.'
+        : model.get('message') + (state === 'rejected' && why ? ` Reason: ${why}` : '');
     notice.textContent = model.get('notice');
     journal.textContent = model.get('journal_error');
     tick();
   }
 
   function tick() {
+    if ((unheardSince() === null) !== (unheard === null)) {
+      sync(); // it has just gone unheard: sync redraws the card and ticks
+      return;
+    }
     const state = model.get('state');
     // Say what the clock counts: the time to answer, then the time to use the approval.
-    const counts = { pending: 'answer within', approved: 'use within' }[state];
+    const counts = unheard === null && { pending: 'answer within', approved: 'use within' }[state];
     clock.textContent = counts ? `${counts} ${timeLeft(model.get('expires_at'))}` : '';
     if (inFlight === null) settle(); // the floor's countdown
   }
