@@ -11,11 +11,11 @@ import { PreviewBody } from './previewView';
 import { foldTall } from '../../jupyter_approvals/views/preview.js';
 import { IChangeSet, IFileChange, IPendingRequest } from './tokens';
 
-/** What each kind of change will do, in the present tense (nothing happened yet). */
 /** How tall a change set's list of files is shown before the rest waits behind a button (a
  * file's change, opened inside the list, shows the whole list). */
 const FILES_FOLD_PX = 240;
 
+/** What each kind of change will do, in the present tense (nothing happened yet). */
 const VERBS: Record<IFileChange['kind'], string> = {
   created: 'create',
   modified: 'modify',

@@ -245,10 +245,8 @@ async def test_every_step_of_held_code_is_journaled(
     await asyncio.sleep(1.1)
     await decide(jp_fetch, item)
     await agent.execute("z = 3")
-    path = journal_path(Path(jp_root_dir).resolve(), state_dir)
-    entries = [e for e in read_entries(path, limit=50).entries if e["request_id"] == item["id"]]
-    events = [e["event"] for e in reversed(entries)]
-    assert events == ["requested", "approved", "executed"]
+    entries = await held_journal(jp_root_dir, state_dir, item["id"])
+    assert [e["event"] for e in entries] == ["requested", "approved", "executed"]
     for entry in entries:
         assert entry["agent"] == "bot"
         assert entry["held_at"] == "server"
@@ -295,7 +293,7 @@ async def test_a_held_decision_names_no_channel_but_the_sidebar_or_the_card(
     # Then it is refused as malformed, nothing is decided, and the refusal is journaled
     assert (status, body["code"]) == (400, "APPROVAL_MALFORMED_DECISION")
     assert [i["id"] for i in await held_items(jp_fetch)] == [item["id"]]
-    refused = [e for e in await held_journal(jp_root_dir, state_dir, item["id"])][1:]
+    refused = (await held_journal(jp_root_dir, state_dir, item["id"]))[1:]
     assert [(e["event"], e["code"], e["channel"]) for e in refused] == [
         ("refused", "APPROVAL_MALFORMED_DECISION", "sidebar")
     ]

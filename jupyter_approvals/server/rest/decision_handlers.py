@@ -95,7 +95,7 @@ class DecisionHandler(_DecidingHandler):
         ids = {"kernel_id": kernel_id, "id": request_id}
         try:
             self.check_decider()
-            decision, fingerprint, reason, _ = self._read_body()
+            decision, fingerprint, reason, _ = self._read_body(self.channels)
             verdict = await self._forward(kernel_id, request_id, decision, fingerprint, reason)
         except errors.ApprovalError as exc:
             # A decision sent that got no answer in time reached the kernel's queue: the
